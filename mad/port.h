@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The umad transport: one InfiniBand port opened through libibumad, the SM
+ * agents registered on it, and the issm device held open so the port
+ * advertises IsSM. Sends and receives are whole 256-byte MADs.
+ */
+#ifndef SMD_MAD_PORT_H
+#define SMD_MAD_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/wire.h"
+
+enum mad_agent {
+	MAD_AGENT_SMI_DR,	/* class 0x81 */
+	MAD_AGENT_SMI,		/* class 0x01 */
+	MAD_AGENT_MAX
+};
+
+struct mad_port_attr {
+	char ca_name[32];
+	int port_num;
+	uint64_t port_guid;
+	uint64_t node_guid;
+	uint16_t lid;
+	uint8_t lmc;
+	uint8_t state;
+	uint8_t phys_state;
+};
+
+struct mad_addr {
+	uint16_t slid;
+	uint32_t qpn;
+	uint8_t sl;
+};
+
+struct mad_port;
+
+/*
+ * spec: NULL or "" picks the first InfiniBand port whose link is up;
+ * "CA:PORT" names one; "0x<guid>" picks the port with that GUID.
+ */
+int mad_port_open(const char *spec, struct mad_port **out);
+struct mad_port *mad_port_close(struct mad_port *p);
+int mad_port_fd(const struct mad_port *p);
+const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
+
+/* Send one MAD; dlid 0xffff + qpn 0 for directed route */
+int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+		  uint16_t dlid, uint32_t qpn, int timeout_ms);
+/*
+ * Non-blocking receive of one MAD: 0 with *len set, -EAGAIN when nothing
+ * is queued. *send_status is the transport's status (non-zero: the send
+ * with that TID failed or timed out in the kernel or simulator).
+ */
+int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
+		  struct mad_addr *from, int *send_status);
+
+#endif

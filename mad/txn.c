@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mad/txn.h"
+
+#define SLOT_NONE	UINT32_MAX
+#define TID_SLOT_BITS	16
+
+struct txn_slot {
+	struct smp req;
+	uint8_t wire[MAD_SIZE];
+	txn_cb cb;
+	void *arg;
+	uint64_t deadline;
+	uint32_t tid;		/* low 32 bits: (generation << 16) | slot */
+	uint32_t prev, next;	/* the in-flight list, oldest deadline first */
+	uint16_t dlid;		/* LID-routed requests */
+	uint16_t gen;
+	uint8_t tries;
+	bool busy;
+};
+
+struct txn_pending {
+	struct smp req;
+	uint16_t dlid;
+	txn_cb cb;
+	void *arg;
+};
+
+struct txn {
+	const struct txn_ops *ops;
+	void *ctx;
+	struct txn_cfg cfg;
+	struct txn_slot *slots;
+	uint32_t *free_slots;
+	unsigned int nfree;
+	uint32_t head, tail;	/* in-flight list */
+	struct txn_pending *queue;	/* ring of requests waiting for a slot */
+	size_t qcap, qhead, qlen;
+	uint32_t tid_high;
+	txn_unsolicited_cb unsolicited;
+	void *unsolicited_arg;
+	struct txn_stats stats;
+	bool in_dispatch;
+};
+
+uint64_t txn_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+int txn_new(const struct txn_ops *ops, void *ctx, const struct txn_cfg *cfg, struct txn **out)
+{
+	struct txn *t;
+
+	if (!ops || !cfg || cfg->window < 1 || cfg->window > TXN_WINDOW_MAX ||
+	    cfg->timeout_ms < 1 || cfg->retries > 100)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->ops = ops;
+	t->ctx = ctx;
+	t->cfg = *cfg;
+	t->slots = calloc(cfg->window, sizeof(*t->slots));
+	t->free_slots = calloc(cfg->window, sizeof(*t->free_slots));
+	if (!t->slots || !t->free_slots)
+		return txn_free(t), -ENOMEM;
+	for (unsigned int i = 0; i < cfg->window; i++)
+		t->free_slots[t->nfree++] = cfg->window - 1 - i;
+	t->head = t->tail = SLOT_NONE;
+	t->tid_high = (uint32_t)txn_now_us() | 1;
+	*out = t;
+	return 0;
+}
+
+struct txn *txn_free(struct txn *t)
+{
+	if (!t)
+		return NULL;
+	free(t->slots);
+	free(t->free_slots);
+	free(t->queue);
+	free(t);
+	return NULL;
+}
+
+void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg)
+{
+	t->unsolicited = cb;
+	t->unsolicited_arg = arg;
+}
+
+int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, void *arg)
+{
+	struct txn_pending *p;
+
+	if (t->qlen == t->qcap) {
+		size_t ncap = t->qcap ? t->qcap * 2 : 256;
+		struct txn_pending *nq = malloc(ncap * sizeof(*nq));
+
+		if (!nq)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->qlen; i++)
+			nq[i] = t->queue[(t->qhead + i) % t->qcap];
+		free(t->queue);
+		t->queue = nq;
+		t->qcap = ncap;
+		t->qhead = 0;
+	}
+	p = &t->queue[(t->qhead + t->qlen) % t->qcap];
+	p->req = *req;
+	p->dlid = dlid;
+	p->cb = cb;
+	p->arg = arg;
+	t->qlen++;
+	return 0;
+}
+
+static void list_unlink(struct txn *t, uint32_t i)
+{
+	struct txn_slot *s = &t->slots[i];
+
+	if (s->prev != SLOT_NONE)
+		t->slots[s->prev].next = s->next;
+	else
+		t->head = s->next;
+	if (s->next != SLOT_NONE)
+		t->slots[s->next].prev = s->prev;
+	else
+		t->tail = s->prev;
+	s->prev = s->next = SLOT_NONE;
+}
+
+static void list_append(struct txn *t, uint32_t i)
+{
+	struct txn_slot *s = &t->slots[i];
+
+	s->prev = t->tail;
+	s->next = SLOT_NONE;
+	if (t->tail != SLOT_NONE)
+		t->slots[t->tail].next = i;
+	else
+		t->head = i;
+	t->tail = i;
+}
+
+static void slot_transmit(struct txn *t, uint32_t i)
+{
+	struct txn_slot *s = &t->slots[i];
+	bool dr = s->req.hdr.mgmt_class == MAD_CLASS_SMI_DR;
+	uint16_t dlid = dr ? LID_PERMISSIVE : s->dlid;
+
+	/*
+	 * Every try gets its own TID so that a late answer, or a late loss
+	 * report, for an earlier try cannot be mistaken for this one.
+	 */
+	s->gen++;
+	s->tid = ((uint32_t)s->gen << TID_SLOT_BITS) | i;
+	s->req.hdr.tid = ((uint64_t)t->tid_high << 32) | s->tid;
+	wire_bits_set(s->wire, 64, 64, s->req.hdr.tid);
+	s->tries++;
+	s->deadline = txn_now_us() + (uint64_t)t->cfg.timeout_ms * 1000u;
+	list_append(t, i);
+	t->stats.sent++;
+	/* A failed send is retried like a lost one: the deadline covers it */
+	t->ops->send(t->ctx, s->wire, dr, dlid, (int)t->cfg.timeout_ms);
+}
+
+static void slot_complete(struct txn *t, uint32_t i, int status, const struct smp *resp)
+{
+	struct txn_slot *s = &t->slots[i];
+	struct smp req = s->req;
+	txn_cb cb = s->cb;
+	void *arg = s->arg;
+
+	list_unlink(t, i);
+	s->busy = false;
+	t->free_slots[t->nfree++] = i;
+	if (cb)
+		cb(arg, status, &req, resp);
+}
+
+static void fill_window(struct txn *t)
+{
+	while (t->qlen && t->nfree) {
+		struct txn_pending *p = &t->queue[t->qhead];
+		uint32_t i = t->free_slots[--t->nfree];
+		struct txn_slot *s = &t->slots[i];
+
+		s->req = p->req;
+		s->dlid = p->dlid;
+		s->cb = p->cb;
+		s->arg = p->arg;
+		t->qhead = (t->qhead + 1) % t->qcap;
+		t->qlen--;
+		s->tries = 0;
+		s->busy = true;
+		if (smp_encode(&s->req, s->wire) < 0) {
+			/* Caller built an impossible SMP: fail it, never send it */
+			s->tries = 1;
+			list_append(t, i);
+			t->stats.failed++;
+			slot_complete(t, i, -EINVAL, NULL);
+			continue;
+		}
+		slot_transmit(t, i);
+	}
+}
+
+static void slot_expire(struct txn *t, uint32_t i)
+{
+	struct txn_slot *s = &t->slots[i];
+
+	t->stats.timeouts++;
+	if (s->tries <= t->cfg.retries) {
+		list_unlink(t, i);
+		t->stats.retries++;
+		slot_transmit(t, i);
+		return;
+	}
+	t->stats.failed++;
+	slot_complete(t, i, -ETIMEDOUT, NULL);
+}
+
+static struct txn_slot *slot_lookup(struct txn *t, uint64_t tid, uint32_t *idx)
+{
+	uint32_t low = (uint32_t)tid, i = low & ((1u << TID_SLOT_BITS) - 1);
+
+	if (i >= t->cfg.window || !t->slots[i].busy || t->slots[i].tid != low)
+		return NULL;
+	*idx = i;
+	return &t->slots[i];
+}
+
+static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const struct mad_addr *from,
+		       int send_status)
+{
+	uint8_t mclass, method;
+	uint64_t tid;
+	struct smp resp;
+	uint32_t i;
+
+	if (mad_peek(buf, len, &mclass, &method, &tid) < 0) {
+		t->stats.malformed++;
+		return;
+	}
+	if (send_status) {
+		/* The transport gave our own request back: lost on the way */
+		if (slot_lookup(t, tid, &i))
+			slot_expire(t, i);
+		else
+			t->stats.unmatched++;
+		return;
+	}
+	if (!(method & MAD_METHOD_RESP_BIT)) {
+		if (t->unsolicited) {
+			t->stats.unsolicited++;
+			t->unsolicited(t->unsolicited_arg, buf, len, from);
+		} else {
+			t->stats.unmatched++;
+		}
+		return;
+	}
+	if (mclass != MAD_CLASS_SMI && mclass != MAD_CLASS_SMI_DR) {
+		t->stats.unmatched++;
+		return;
+	}
+	if (smp_decode(buf, len, &resp) < 0) {
+		t->stats.malformed++;
+		return;
+	}
+	if (!slot_lookup(t, tid, &i) || smp_check_response(&t->slots[i].req, &resp) < 0) {
+		t->stats.unmatched++;
+		return;
+	}
+	t->stats.answered++;
+	if (resp.hdr.status) {
+		t->stats.bad_status++;
+		slot_complete(t, i, -EREMOTEIO, &resp);
+	} else {
+		slot_complete(t, i, 0, &resp);
+	}
+}
+
+int txn_dispatch(struct txn *t)
+{
+	uint8_t buf[MAD_SIZE];
+	struct mad_addr from;
+	uint64_t now;
+	size_t len;
+	int st, r, n = 0;
+
+	/* Bounded per call so one flood cannot starve the timers */
+	while (n++ < 4096) {
+		r = t->ops->recv(t->ctx, buf, &len, &from, &st);
+		if (r == -EAGAIN)
+			break;
+		if (r < 0)
+			return r;
+		handle_mad(t, buf, len, &from, st);
+	}
+	now = txn_now_us();
+	while (t->head != SLOT_NONE && t->slots[t->head].deadline <= now)
+		slot_expire(t, t->head);
+	fill_window(t);
+	return 0;
+}
+
+int txn_next_timeout_ms(const struct txn *t)
+{
+	uint64_t now, d;
+
+	if (t->head == SLOT_NONE)
+		return t->qlen ? 0 : -1;
+	now = txn_now_us();
+	d = t->slots[t->head].deadline;
+	return d <= now ? 0 : (int)((d - now + 999) / 1000);
+}
+
+unsigned int txn_outstanding(const struct txn *t)
+{
+	return t->cfg.window - t->nfree;
+}
+
+bool txn_idle(const struct txn *t)
+{
+	return t->qlen == 0 && t->nfree == t->cfg.window;
+}
+
+int txn_run(struct txn *t)
+{
+	struct pollfd pfd = { .fd = t->ops->fd(t->ctx), .events = POLLIN };
+	int r;
+
+	r = txn_dispatch(t);
+	while (r == 0 && !txn_idle(t)) {
+		int to = txn_next_timeout_ms(t);
+
+		r = poll(&pfd, 1, to);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		r = txn_dispatch(t);
+	}
+	return r;
+}
+
+const struct txn_stats *txn_stats(const struct txn *t)
+{
+	return &t->stats;
+}
+
+void txn_stats_reset(struct txn *t)
+{
+	memset(&t->stats, 0, sizeof(t->stats));
+}
+
+static int port_ops_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t dlid,
+			 int timeout_ms)
+{
+	return mad_port_send(ctx, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, mad, dlid, 0,
+			     timeout_ms);
+}
+
+static int port_ops_recv(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_addr *from,
+			 int *send_status)
+{
+	return mad_port_recv(ctx, mad, len, from, send_status);
+}
+
+static int port_ops_fd(void *ctx)
+{
+	return mad_port_fd(ctx);
+}
+
+const struct txn_ops txn_port_ops = {
+	.send = port_ops_send,
+	.recv = port_ops_recv,
+	.fd = port_ops_fd,
+};

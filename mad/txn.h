@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * SMP transactions: TIDs, a bounded window of requests in flight, timeouts
+ * and retries owned in user space (the simulator, and some kernels, never
+ * report a timeout), and counters. Callers submit requests with a callback;
+ * txn_dispatch() does the I/O whenever the transport fd is readable or the
+ * next deadline has passed, so it fits any event loop.
+ */
+#ifndef SMD_MAD_TXN_H
+#define SMD_MAD_TXN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mad/wire.h"
+#include "mad/port.h"
+
+/* The transport under the transaction layer; a fake one in unit tests */
+struct txn_ops {
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t dlid,
+		    int timeout_ms);
+	/* 0 and one MAD, or -EAGAIN when nothing is queued */
+	int (*recv)(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_addr *from,
+		    int *send_status);
+	int (*fd)(void *ctx);
+};
+
+struct txn_cfg {
+	unsigned int window;		/* SMPs in flight, 1..TXN_WINDOW_MAX */
+	unsigned int timeout_ms;	/* per try */
+	unsigned int retries;		/* extra tries after the first */
+};
+
+#define TXN_WINDOW_MAX		4096
+
+struct txn_stats {
+	uint64_t sent;		/* every transmission, retries included */
+	uint64_t answered;	/* requests completed with a response */
+	uint64_t timeouts;	/* tries that expired or were reported lost */
+	uint64_t retries;	/* retransmissions */
+	uint64_t failed;	/* requests that exhausted their retries */
+	uint64_t bad_status;	/* responses with a non-zero MAD status */
+	uint64_t malformed;	/* received MADs that failed to decode */
+	uint64_t unmatched;	/* responses with no outstanding request (late, wrong TID) */
+	uint64_t unsolicited;	/* requests and traps passed to the handler */
+};
+
+/*
+ * status: 0 (resp valid, MAD status 0), -EREMOTEIO (resp valid, MAD status
+ * non-zero: see resp->hdr.status), -ETIMEDOUT (no answer after retries; resp
+ * is NULL), -EIO (could not send).
+ */
+typedef void (*txn_cb)(void *arg, int status, const struct smp *req, const struct smp *resp);
+typedef void (*txn_unsolicited_cb)(void *arg, const uint8_t *mad, size_t len,
+				   const struct mad_addr *from);
+
+struct txn;
+
+int txn_new(const struct txn_ops *ops, void *ctx, const struct txn_cfg *cfg, struct txn **out);
+struct txn *txn_free(struct txn *t);
+/* Bind the transaction layer to a umad port */
+extern const struct txn_ops txn_port_ops;
+
+void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg);
+/*
+ * Queue a request (dlid: destination of a LID-routed SMP, ignored for DR);
+ * the TID is assigned here. Never sends from the caller's stack.
+ */
+int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, void *arg);
+/* Receive what is queued, expire what is late, fill the window. */
+int txn_dispatch(struct txn *t);
+/* Milliseconds until the next deadline, -1 when nothing is outstanding */
+int txn_next_timeout_ms(const struct txn *t);
+bool txn_idle(const struct txn *t);
+unsigned int txn_outstanding(const struct txn *t);
+/* Run dispatch + poll until every submitted request has completed */
+int txn_run(struct txn *t);
+const struct txn_stats *txn_stats(const struct txn *t);
+void txn_stats_reset(struct txn *t);
+uint64_t txn_now_us(void);
+
+#endif

@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: MIT
+/*
+ * MAD/SMP codecs. Offsets are bit offsets into the attribute in IBA order
+ * (bit 0 = most significant bit of byte 0), as the spec's tables list them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mad/wire.h"
+
+uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int width)
+{
+	unsigned int first = bitoff / 8, last = (bitoff + width - 1) / 8;
+	unsigned int tail = (last + 1) * 8 - (bitoff + width);
+	uint64_t v = 0;
+
+	for (unsigned int i = first; i <= last; i++)
+		v = (v << 8) | buf[i];
+	v >>= tail;
+	return width >= 64 ? v : v & ((UINT64_C(1) << width) - 1);
+}
+
+void wire_bits_set(uint8_t *buf, unsigned int bitoff, unsigned int width, uint64_t val)
+{
+	/* Fields wider than 8 bits are byte aligned in every SMP attribute */
+	if (bitoff % 8 == 0 && width % 8 == 0) {
+		for (unsigned int i = 0; i < width / 8; i++)
+			buf[bitoff / 8 + width / 8 - 1 - i] = (uint8_t)(val >> (8 * i));
+		return;
+	}
+	for (unsigned int i = 0; i < width; i++) {
+		unsigned int bit = bitoff + width - 1 - i;
+		uint8_t mask = (uint8_t)(0x80 >> (bit % 8));
+
+		if (val & (UINT64_C(1) << i))
+			buf[bit / 8] |= mask;
+		else
+			buf[bit / 8] &= (uint8_t)~mask;
+	}
+}
+
+#define GET(buf, off, w)	wire_bits_get((buf), (off), (w))
+#define SET(buf, off, w, v)	wire_bits_set((buf), (off), (w), (uint64_t)(v))
+
+/* MAD header: IBA 13.4.3 figure 144; DR SMP: 14.2.1.2 figure 147 */
+int smp_encode(const struct smp *smp, uint8_t buf[MAD_SIZE])
+{
+	const struct mad_hdr *h = &smp->hdr;
+
+	if (h->mgmt_class != MAD_CLASS_SMI && h->mgmt_class != MAD_CLASS_SMI_DR)
+		return -EINVAL;
+	if (h->mgmt_class == MAD_CLASS_SMI_DR && h->hop_cnt > SMP_MAX_HOPS)
+		return -EINVAL;
+	memset(buf, 0, MAD_SIZE);
+	buf[0] = h->base_version;
+	buf[1] = h->mgmt_class;
+	buf[2] = h->class_version;
+	buf[3] = h->method;
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		SET(buf, 32, 1, h->direction);
+		SET(buf, 33, 15, h->status & 0x7fff);
+		buf[6] = h->hop_ptr;
+		buf[7] = h->hop_cnt;
+	} else {
+		SET(buf, 32, 16, h->status);
+	}
+	SET(buf, 64, 64, h->tid);
+	SET(buf, 128, 16, h->attr_id);
+	SET(buf, 160, 32, h->attr_mod);
+	SET(buf, 192, 64, smp->mkey);
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		SET(buf, 256, 16, smp->dr_slid);
+		SET(buf, 272, 16, smp->dr_dlid);
+		memcpy(buf + 128, smp->initial_path, SMP_MAX_HOPS + 1);
+		memcpy(buf + 192, smp->return_path, SMP_MAX_HOPS + 1);
+	}
+	memcpy(buf + 64, smp->data, SMP_DATA_SIZE);
+	return 0;
+}
+
+int mad_peek(const uint8_t *buf, size_t len, uint8_t *mgmt_class, uint8_t *method,
+	     uint64_t *tid)
+{
+	if (!buf || len < 24)
+		return -EBADMSG;
+	if (mgmt_class)
+		*mgmt_class = buf[1];
+	if (method)
+		*method = buf[3];
+	if (tid)
+		*tid = GET(buf, 64, 64);
+	return 0;
+}
+
+int smp_decode(const uint8_t *buf, size_t len, struct smp *smp)
+{
+	struct mad_hdr *h = &smp->hdr;
+
+	if (!buf || len != MAD_SIZE)
+		return -EBADMSG;
+	memset(smp, 0, sizeof(*smp));
+	h->base_version = buf[0];
+	h->mgmt_class = buf[1];
+	h->class_version = buf[2];
+	h->method = buf[3];
+	if (h->base_version != 1 || h->class_version != 1)
+		return -EBADMSG;
+	if (h->mgmt_class != MAD_CLASS_SMI && h->mgmt_class != MAD_CLASS_SMI_DR)
+		return -EBADMSG;
+	if (h->mgmt_class == MAD_CLASS_SMI_DR) {
+		h->direction = GET(buf, 32, 1);
+		h->status = GET(buf, 33, 15);
+		h->hop_ptr = buf[6];
+		h->hop_cnt = buf[7];
+		if (h->hop_cnt > SMP_MAX_HOPS || h->hop_ptr > SMP_MAX_HOPS + 1)
+			return -EBADMSG;
+		smp->dr_slid = GET(buf, 256, 16);
+		smp->dr_dlid = GET(buf, 272, 16);
+		memcpy(smp->initial_path, buf + 128, SMP_MAX_HOPS + 1);
+		memcpy(smp->return_path, buf + 192, SMP_MAX_HOPS + 1);
+	} else {
+		h->status = GET(buf, 32, 16);
+	}
+	h->tid = GET(buf, 64, 64);
+	h->attr_id = GET(buf, 128, 16);
+	h->attr_mod = GET(buf, 160, 32);
+	smp->mkey = GET(buf, 192, 64);
+	memcpy(smp->data, buf + 64, SMP_DATA_SIZE);
+	return 0;
+}
+
+static void smp_init(struct smp *smp, uint8_t mgmt_class, uint8_t method, uint16_t attr_id,
+		     uint32_t attr_mod)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->hdr.base_version = 1;
+	smp->hdr.mgmt_class = mgmt_class;
+	smp->hdr.class_version = 1;
+	smp->hdr.method = method;
+	smp->hdr.attr_id = attr_id;
+	smp->hdr.attr_mod = attr_mod;
+}
+
+int smp_init_dr(struct smp *smp, uint8_t method, uint16_t attr_id, uint32_t attr_mod,
+		const struct dr_path *path)
+{
+	if (!path || path->hops > SMP_MAX_HOPS)
+		return -EINVAL;
+	smp_init(smp, MAD_CLASS_SMI_DR, method, attr_id, attr_mod);
+	smp->hdr.hop_cnt = path->hops;
+	/* IBA 14.2.2.1: a pure directed route uses permissive DrSLID/DrDLID */
+	smp->dr_slid = LID_PERMISSIVE;
+	smp->dr_dlid = LID_PERMISSIVE;
+	memcpy(smp->initial_path, path->port, (size_t)path->hops + 1);
+	return 0;
+}
+
+int smp_init_lid(struct smp *smp, uint8_t method, uint16_t attr_id, uint32_t attr_mod)
+{
+	smp_init(smp, MAD_CLASS_SMI, method, attr_id, attr_mod);
+	return 0;
+}
+
+int smp_check_response(const struct smp *req, const struct smp *resp)
+{
+	if (resp->hdr.method != MAD_METHOD_GET_RESP)
+		return -EPROTO;
+	if (resp->hdr.mgmt_class != req->hdr.mgmt_class ||
+	    resp->hdr.attr_id != req->hdr.attr_id ||
+	    resp->hdr.attr_mod != req->hdr.attr_mod ||
+	    (uint32_t)resp->hdr.tid != (uint32_t)req->hdr.tid)
+		return -EPROTO;
+	if (req->hdr.mgmt_class == MAD_CLASS_SMI_DR &&
+	    (!resp->hdr.direction || resp->hdr.hop_cnt != req->hdr.hop_cnt))
+		return -EPROTO;
+	return 0;
+}
+
+int dr_path_extend(const struct dr_path *from, uint8_t port, struct dr_path *to)
+{
+	if (from->hops >= SMP_MAX_HOPS)
+		return -E2BIG;
+	if (to != from)
+		*to = *from;
+	to->hops = from->hops + 1;
+	to->port[to->hops] = port;
+	return 0;
+}
+
+int dr_path_format(const struct dr_path *p, char *buf, size_t len)
+{
+	size_t n = 0;
+	int r;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = 0;
+	r = snprintf(buf, len, "0");
+	n = r > 0 ? (size_t)r : 0;
+	for (unsigned int i = 1; i <= p->hops && n < len; i++) {
+		r = snprintf(buf + n, len - n, ",%u", p->port[i]);
+		if (r < 0)
+			return -EIO;
+		n += (size_t)r;
+	}
+	return n < len ? 0 : -ENOSPC;
+}
+
+/* NodeInfo: IBA 14.2.5.3, table 147 */
+int node_info_decode(const uint8_t d[SMP_DATA_SIZE], struct node_info *ni)
+{
+	ni->base_version = d[0];
+	ni->class_version = d[1];
+	ni->node_type = d[2];
+	ni->num_ports = d[3];
+	ni->sys_guid = GET(d, 32, 64);
+	ni->node_guid = GET(d, 96, 64);
+	ni->port_guid = GET(d, 160, 64);
+	ni->partition_cap = GET(d, 224, 16);
+	ni->device_id = GET(d, 240, 16);
+	ni->revision = GET(d, 256, 32);
+	ni->local_port = d[36];
+	ni->vendor_id = GET(d, 296, 24);
+	if (ni->node_type < NODE_TYPE_CA || ni->node_type > NODE_TYPE_ROUTER)
+		return -EBADMSG;
+	if (ni->num_ports == 0 || ni->node_guid == 0)
+		return -EBADMSG;
+	if (ni->local_port > ni->num_ports)
+		return -EBADMSG;
+	if (ni->node_type != NODE_TYPE_SWITCH && ni->local_port == 0)
+		return -EBADMSG;
+	return 0;
+}
+
+void node_info_encode(const struct node_info *ni, uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	d[0] = ni->base_version;
+	d[1] = ni->class_version;
+	d[2] = ni->node_type;
+	d[3] = ni->num_ports;
+	SET(d, 32, 64, ni->sys_guid);
+	SET(d, 96, 64, ni->node_guid);
+	SET(d, 160, 64, ni->port_guid);
+	SET(d, 224, 16, ni->partition_cap);
+	SET(d, 240, 16, ni->device_id);
+	SET(d, 256, 32, ni->revision);
+	d[36] = ni->local_port;
+	SET(d, 296, 24, ni->vendor_id);
+}
+
+/* NodeDescription: IBA 14.2.5.2, 64 bytes of UTF-8, not necessarily terminated */
+int node_desc_decode(const uint8_t d[SMP_DATA_SIZE], struct node_desc *nd)
+{
+	size_t i;
+
+	for (i = 0; i < SMP_DATA_SIZE && d[i]; i++)
+		nd->desc[i] = (d[i] < 0x20 || d[i] == 0x7f) ? '?' : (char)d[i];
+	nd->desc[i] = 0;
+	return 0;
+}
+
+void node_desc_encode(const struct node_desc *nd, uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	memcpy(d, nd->desc, strnlen(nd->desc, SMP_DATA_SIZE));
+}
+
+/* SwitchInfo: IBA 14.2.5.4, table 148 */
+int switch_info_decode(const uint8_t d[SMP_DATA_SIZE], struct switch_info *si)
+{
+	si->lft_cap = GET(d, 0, 16);
+	si->rft_cap = GET(d, 16, 16);
+	si->mft_cap = GET(d, 32, 16);
+	si->lft_top = GET(d, 48, 16);
+	si->default_port = d[8];
+	si->default_mcast_primary_port = d[9];
+	si->default_mcast_not_primary_port = d[10];
+	si->life_time_value = GET(d, 88, 5);
+	si->port_state_change = GET(d, 93, 1);
+	si->optimized_sl2vl = GET(d, 94, 2);
+	si->lids_per_port = GET(d, 96, 16);
+	si->partition_enf_cap = GET(d, 112, 16);
+	si->inbound_enf_cap = GET(d, 128, 1);
+	si->outbound_enf_cap = GET(d, 129, 1);
+	si->filter_raw_inbound_cap = GET(d, 130, 1);
+	si->filter_raw_outbound_cap = GET(d, 131, 1);
+	si->enhanced_port0 = GET(d, 132, 1);
+	si->mft_top = GET(d, 144, 16);
+	return 0;
+}
+
+void switch_info_encode(const struct switch_info *si, uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	SET(d, 0, 16, si->lft_cap);
+	SET(d, 16, 16, si->rft_cap);
+	SET(d, 32, 16, si->mft_cap);
+	SET(d, 48, 16, si->lft_top);
+	d[8] = si->default_port;
+	d[9] = si->default_mcast_primary_port;
+	d[10] = si->default_mcast_not_primary_port;
+	SET(d, 88, 5, si->life_time_value);
+	SET(d, 93, 1, si->port_state_change);
+	SET(d, 94, 2, si->optimized_sl2vl);
+	SET(d, 96, 16, si->lids_per_port);
+	SET(d, 112, 16, si->partition_enf_cap);
+	SET(d, 128, 1, si->inbound_enf_cap);
+	SET(d, 129, 1, si->outbound_enf_cap);
+	SET(d, 130, 1, si->filter_raw_inbound_cap);
+	SET(d, 131, 1, si->filter_raw_outbound_cap);
+	SET(d, 132, 1, si->enhanced_port0);
+	SET(d, 144, 16, si->mft_top);
+}
+
+/* PortInfo: IBA 14.2.5.6, table 155 (bit offsets) */
+#define PORT_INFO_FIELDS(X)				\
+	X(mkey, 0, 64)					\
+	X(gid_prefix, 64, 64)				\
+	X(lid, 128, 16)					\
+	X(master_sm_lid, 144, 16)			\
+	X(cap_mask, 160, 32)				\
+	X(diag_code, 192, 16)				\
+	X(mkey_lease_period, 208, 16)			\
+	X(local_port, 224, 8)				\
+	X(link_width_enabled, 232, 8)			\
+	X(link_width_supported, 240, 8)			\
+	X(link_width_active, 248, 8)			\
+	X(link_speed_supported, 256, 4)			\
+	X(port_state, 260, 4)				\
+	X(phys_state, 264, 4)				\
+	X(link_down_default_state, 268, 4)		\
+	X(mkey_protect_bits, 272, 2)			\
+	X(lmc, 277, 3)					\
+	X(link_speed_active, 280, 4)			\
+	X(link_speed_enabled, 284, 4)			\
+	X(neighbor_mtu, 288, 4)				\
+	X(master_sm_sl, 292, 4)				\
+	X(vl_cap, 296, 4)				\
+	X(init_type, 300, 4)				\
+	X(vl_high_limit, 304, 8)			\
+	X(vl_arb_high_cap, 312, 8)			\
+	X(vl_arb_low_cap, 320, 8)			\
+	X(init_type_reply, 328, 4)			\
+	X(mtu_cap, 332, 4)				\
+	X(vl_stall_count, 336, 3)			\
+	X(hoq_life, 339, 5)				\
+	X(op_vls, 344, 4)				\
+	X(pkey_enf_inbound, 348, 1)			\
+	X(pkey_enf_outbound, 349, 1)			\
+	X(filter_raw_inbound, 350, 1)			\
+	X(filter_raw_outbound, 351, 1)			\
+	X(mkey_violations, 352, 16)			\
+	X(pkey_violations, 368, 16)			\
+	X(qkey_violations, 384, 16)			\
+	X(guid_cap, 400, 8)				\
+	X(client_reregister, 408, 1)			\
+	X(mcast_pkey_trap_suppr, 409, 2)		\
+	X(subnet_timeout, 411, 5)			\
+	X(resp_time_value, 419, 5)			\
+	X(local_phy_errors, 424, 4)			\
+	X(overrun_errors, 428, 4)			\
+	X(max_credit_hint, 432, 16)			\
+	X(link_round_trip_latency, 456, 24)		\
+	X(cap_mask2, 480, 16)				\
+	X(link_speed_ext_active, 496, 4)		\
+	X(link_speed_ext_supported, 500, 4)		\
+	X(link_speed_ext_enabled, 507, 5)
+
+int port_info_decode(const uint8_t d[SMP_DATA_SIZE], struct port_info *pi)
+{
+#define X(name, off, w) pi->name = GET(d, off, w);
+	PORT_INFO_FIELDS(X)
+#undef X
+	return 0;
+}
+
+void port_info_encode(const struct port_info *pi, uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+#define X(name, off, w) SET(d, off, w, pi->name);
+	PORT_INFO_FIELDS(X)
+#undef X
+}
+
+/* LinearForwardingTable: IBA 14.2.5.10, 64 one-byte port entries */
+void lft_block_decode(const uint8_t d[SMP_DATA_SIZE], struct lft_block *b)
+{
+	memcpy(b->port, d, LFT_BLOCK_SIZE);
+}
+
+void lft_block_encode(const struct lft_block *b, uint8_t d[SMP_DATA_SIZE])
+{
+	memcpy(d, b->port, LFT_BLOCK_SIZE);
+}
+
+unsigned int mtu_to_bytes(uint8_t mtu)
+{
+	return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
+}
+
+unsigned int vl_cap_to_count(uint8_t vl_cap)
+{
+	static const unsigned int n[] = { 0, 1, 2, 4, 8, 15 };
+
+	return vl_cap < sizeof(n) / sizeof(n[0]) ? n[vl_cap] : 0;
+}

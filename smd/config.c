@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smd/config.h"
+#include "smd/log.h"
+#include "topo/route.h"
+
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR "/var"
+#endif
+
+void config_defaults(struct smd_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->db, sizeof(c->db), "%s/lib/smd/smd.db", LOCALSTATEDIR);
+	/* Measured under ibsim (tests/bench): throughput is flat from 16 up */
+	c->max_outstanding_smps = 32;
+	c->smp_timeout_ms = 200;
+	c->smp_retries = 3;
+	c->lmc = 0;
+	c->subnet_prefix = UINT64_C(0xfe80000000000000);
+	c->packet_life_time = 18;
+	c->subnet_timeout = 18;
+	snprintf(c->routing_engine, sizeof(c->routing_engine), "minhop");
+	c->log_level = LOG_LVL_INFO;
+	c->sweep_interval = 10;
+}
+
+static int parse_uint(const char *v, unsigned long min, unsigned long max, unsigned int *out)
+{
+	unsigned long x;
+	char *end;
+
+	if (!*v || *v == '-')
+		return -EINVAL;
+	errno = 0;
+	x = strtoul(v, &end, 0);
+	if (errno || *end || x < min || x > max)
+		return -ERANGE;
+	*out = (unsigned int)x;
+	return 0;
+}
+
+static int parse_prefix(const char *v, uint64_t *out)
+{
+	unsigned int g[4];
+	char tail[8];
+	int n;
+
+	/* Accept "fe80::" or "fe80::/64" or a 64-bit number */
+	if (!strncmp(v, "0x", 2)) {
+		char *end;
+
+		errno = 0;
+		*out = strtoull(v, &end, 16);
+		return errno || *end ? -EINVAL : 0;
+	}
+	n = sscanf(v, "%x:%x:%x:%x%7s", &g[0], &g[1], &g[2], &g[3], tail);
+	if (n >= 4 && (n == 4 || !strcmp(tail, "/64") || !strcmp(tail, "::") ||
+		       !strcmp(tail, "::/64"))) {
+		for (int i = 0; i < 4; i++)
+			if (g[i] > 0xffff)
+				return -EINVAL;
+		*out = (uint64_t)g[0] << 48 | (uint64_t)g[1] << 32 | (uint64_t)g[2] << 16 | g[3];
+		return 0;
+	}
+	/* Short forms: "fe80::" and "fe80::/64" */
+	if (sscanf(v, "%x::%7s", &g[0], tail) >= 1 && g[0] <= 0xffff) {
+		const char *rest = strstr(v, "::");
+
+		if (rest && (!strcmp(rest, "::") || !strcmp(rest, "::/64"))) {
+			*out = (uint64_t)g[0] << 48;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int config_set(struct smd_config *c, const char *key, const char *v, char *err, size_t errlen)
+{
+	int r = 0;
+
+	if (!strcmp(key, "port")) {
+		if (strlen(v) >= sizeof(c->port))
+			r = -ENAMETOOLONG;
+		else
+			snprintf(c->port, sizeof(c->port), "%s", v);
+	} else if (!strcmp(key, "db")) {
+		if (!*v || strlen(v) >= sizeof(c->db))
+			r = -EINVAL;
+		else
+			snprintf(c->db, sizeof(c->db), "%s", v);
+	} else if (!strcmp(key, "max_outstanding_smps")) {
+		r = parse_uint(v, 1, 4096, &c->max_outstanding_smps);
+	} else if (!strcmp(key, "smp_timeout_ms")) {
+		r = parse_uint(v, 1, 60000, &c->smp_timeout_ms);
+	} else if (!strcmp(key, "smp_retries")) {
+		r = parse_uint(v, 0, 100, &c->smp_retries);
+	} else if (!strcmp(key, "lmc")) {
+		r = parse_uint(v, 0, 7, &c->lmc);
+	} else if (!strcmp(key, "subnet_prefix")) {
+		r = parse_prefix(v, &c->subnet_prefix);
+	} else if (!strcmp(key, "packet_life_time")) {
+		r = parse_uint(v, 0, 19, &c->packet_life_time);
+	} else if (!strcmp(key, "subnet_timeout")) {
+		r = parse_uint(v, 0, 31, &c->subnet_timeout);
+	} else if (!strcmp(key, "routing_engine")) {
+		if (!route_engine_find(v))
+			r = -ENOENT;
+		else
+			snprintf(c->routing_engine, sizeof(c->routing_engine), "%s", v);
+	} else if (!strcmp(key, "log_level")) {
+		int l = log_parse_level(v);
+
+		if (l < 0)
+			r = -EINVAL;
+		else
+			c->log_level = l;
+	} else if (!strcmp(key, "sweep_interval")) {
+		r = parse_uint(v, 0, 86400, &c->sweep_interval);
+	} else {
+		snprintf(err, errlen, "unknown key '%s'", key);
+		return -ENOKEY;
+	}
+	if (r < 0)
+		snprintf(err, errlen, "bad value '%s' for %s%s", v, key,
+			 r == -ERANGE ? " (out of range)" :
+			 r == -ENOENT ? " (no such routing engine)" : "");
+	return r;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int config_load(struct smd_config *c, const char *path, char *err, size_t errlen)
+{
+	char line[1024], msg[256];
+	unsigned int lineno = 0;
+	FILE *f;
+	int r = 0;
+
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return r;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val, *hash;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			r = -EINVAL;
+			break;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = 0;
+		s = trim(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%u: expected 'key = value'", path, lineno);
+			r = -EINVAL;
+			break;
+		}
+		*eq = 0;
+		key = trim(s);
+		val = trim(eq + 1);
+		/* Optional double quotes around a value */
+		if (val[0] == '"' && strlen(val) >= 2 && val[strlen(val) - 1] == '"') {
+			val[strlen(val) - 1] = 0;
+			val++;
+		}
+		r = config_set(c, key, val, msg, sizeof(msg));
+		if (r < 0) {
+			snprintf(err, errlen, "%s:%u: %s", path, lineno, msg);
+			break;
+		}
+	}
+	if (!r && ferror(f)) {
+		r = -EIO;
+		snprintf(err, errlen, "%s: read error", path);
+	}
+	fclose(f);
+	return r;
+}
+
+void config_print(const struct smd_config *c, FILE *out)
+{
+	fprintf(out, "port = \"%s\"\n", c->port);
+	fprintf(out, "db = \"%s\"\n", c->db);
+	fprintf(out, "max_outstanding_smps = %u\n", c->max_outstanding_smps);
+	fprintf(out, "smp_timeout_ms = %u\n", c->smp_timeout_ms);
+	fprintf(out, "smp_retries = %u\n", c->smp_retries);
+	fprintf(out, "lmc = %u\n", c->lmc);
+	fprintf(out, "subnet_prefix = 0x%016" PRIx64 "\n", c->subnet_prefix);
+	fprintf(out, "packet_life_time = %u\n", c->packet_life_time);
+	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
+	fprintf(out, "routing_engine = %s\n", c->routing_engine);
+	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
+	fprintf(out, "sweep_interval = %u\n", c->sweep_interval);
+}

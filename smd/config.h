@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smd.conf: "key = value" lines, '#' comments. Every key is documented in
+ * smd.conf(5); `smd -n` checks a file and `smd -nv` prints it back
+ * normalized, in a form that parses again.
+ */
+#ifndef SMD_CONFIG_H
+#define SMD_CONFIG_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct smd_config {
+	char port[128];			/* "" = first port with link up */
+	char db[PATH_MAX];
+	unsigned int max_outstanding_smps;
+	unsigned int smp_timeout_ms;
+	unsigned int smp_retries;
+	unsigned int lmc;
+	uint64_t subnet_prefix;
+	unsigned int packet_life_time;	/* SwitchInfo.LifeTimeValue */
+	unsigned int subnet_timeout;	/* PortInfo.SubnetTimeOut */
+	char routing_engine[32];
+	int log_level;
+	unsigned int sweep_interval;	/* seconds; 0 = only on events */
+};
+
+void config_defaults(struct smd_config *c);
+/* 0, or -errno with a "file:line: reason" message in err */
+int config_load(struct smd_config *c, const char *path, char *err, size_t errlen);
+/* Set one key from a string (config file and command line share this) */
+int config_set(struct smd_config *c, const char *key, const char *value, char *err,
+	       size_t errlen);
+void config_print(const struct smd_config *c, FILE *out);
+
+#endif

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "smd/log.h"
+
+static const char *log_ident = "smd";
+static int log_level = LOG_LVL_INFO;
+static int log_journal;		/* stderr is connected to journald: use <N> prefixes */
+
+void log_init(const char *ident, int level)
+{
+	log_ident = ident;
+	log_level = level;
+	log_journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_set_level(int level)
+{
+	log_level = level;
+}
+
+int log_get_level(void)
+{
+	return log_level;
+}
+
+static const struct {
+	const char *name;
+	int level;
+} levels[] = {
+	{ "error", LOG_LVL_ERR }, { "warning", LOG_LVL_WARNING },
+	{ "info", LOG_LVL_INFO }, { "debug", LOG_LVL_DEBUG },
+};
+
+int log_parse_level(const char *s)
+{
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (!strcasecmp(s, levels[i].name))
+			return levels[i].level;
+	if (!strcasecmp(s, "warn"))
+		return LOG_LVL_WARNING;
+	return -1;
+}
+
+const char *log_level_name(int level)
+{
+	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+		if (levels[i].level == level)
+			return levels[i].name;
+	return "info";
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	if (level > log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (log_journal) {
+		fprintf(stderr, "<%d>%s\n", level, buf);
+	} else {
+		struct timespec ts;
+		struct tm tm;
+		char when[32];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		fprintf(stderr, "%s.%03ld %s[%s]: %s\n", when, ts.tv_nsec / 1000000, log_ident,
+			level == LOG_LVL_ERR ? "error" : level == LOG_LVL_WARNING ? "warning" :
+			level == LOG_LVL_INFO ? "info" : "debug", buf);
+	}
+}

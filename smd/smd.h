@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's context: one object that owns every resource smd holds. */
+#ifndef SMD_SMD_H
+#define SMD_SMD_H
+
+#include <stdbool.h>
+
+#include "db/store.h"
+#include "mad/port.h"
+#include "mad/txn.h"
+#include "smd/config.h"
+#include "topo/fabric.h"
+
+struct smd {
+	struct smd_config cfg;
+	struct mad_port *port;
+	struct txn *txn;
+	struct store *store;		/* NULL: running without persistence */
+	struct fabric *fabric;		/* the model of the last sweep */
+	uint16_t sm_lid;
+	unsigned int traps;		/* traps received since the last sweep */
+	bool resweep;			/* something changed: sweep again soon */
+};
+
+#endif

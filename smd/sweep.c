@@ -1,0 +1,650 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "smd/log.h"
+#include "smd/sweep.h"
+#include "topo/discover.h"
+#include "topo/lid.h"
+#include "topo/route.h"
+
+struct sweep {
+	struct smd *smd;
+	struct fabric *f;
+	struct disc *disc;
+	struct sweep_result *res;
+	int err;		/* a fatal error inside a callback (ENOMEM) */
+};
+
+struct probe_ctx {
+	struct sweep *sw;
+	struct disc_probe p;
+};
+
+struct set_ctx {
+	struct sweep *sw;
+	struct fab_port *port;	/* PortInfo */
+	struct fab_node *node;	/* LFT, SwitchInfo */
+	uint32_t block;
+	uint8_t want_state;
+};
+
+static double now_s(void)
+{
+	return (double)txn_now_us() / 1e6;
+}
+
+static const char *node_name(const struct fab_node *n)
+{
+	return n->desc_valid && n->desc[0] ? n->desc : "(no description)";
+}
+
+static const char *port_label(const struct fab_port *p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s port %u (GUID 0x%016" PRIx64 ")", node_name(p->node), p->num,
+		 p->node->guid);
+	return buf;
+}
+
+static int submit(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg)
+{
+	int r = txn_submit(sw->smd->txn, req, 0, cb, arg);
+
+	if (r < 0) {
+		sw->err = r;
+		free(arg);
+	}
+	return r;
+}
+
+/* ---- discovery ---- */
+
+static void disc_cb(void *arg, int status, const struct smp *req, const struct smp *resp);
+
+static void pump_probes(struct sweep *sw)
+{
+	struct disc_probe p;
+
+	while (!sw->err && disc_next(sw->disc, &p)) {
+		static const uint16_t attr[] = {
+			[DISC_NODE_INFO] = SMP_ATTR_NODE_INFO,
+			[DISC_NODE_DESC] = SMP_ATTR_NODE_DESC,
+			[DISC_SWITCH_INFO] = SMP_ATTR_SWITCH_INFO,
+			[DISC_PORT_INFO] = SMP_ATTR_PORT_INFO,
+		};
+		struct probe_ctx *pc = malloc(sizeof(*pc));
+		struct smp req;
+
+		if (!pc) {
+			sw->err = -ENOMEM;
+			return;
+		}
+		pc->sw = sw;
+		pc->p = p;
+		smp_init_dr(&req, MAD_METHOD_GET, attr[p.kind],
+			    p.kind == DISC_PORT_INFO ? p.port : 0, &p.path);
+		submit(sw, &req, disc_cb, pc);
+	}
+}
+
+static void disc_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct probe_ctx *pc = arg;
+	struct sweep *sw = pc->sw;
+	struct disc_probe *p = &pc->p;
+	char path[256], lbl[160];
+	int r = status;
+
+	dr_path_format(&p->path, path, sizeof(path));
+	if (r == 0) {
+		switch (p->kind) {
+		case DISC_NODE_INFO: {
+			struct node_info ni;
+
+			r = node_info_decode(resp->data, &ni);
+			if (!r)
+				r = disc_node_info(sw->disc, p, &ni);
+			break;
+		}
+		case DISC_NODE_DESC: {
+			struct node_desc nd;
+
+			r = node_desc_decode(resp->data, &nd);
+			if (!r)
+				r = disc_node_desc(sw->disc, p, &nd);
+			break;
+		}
+		case DISC_SWITCH_INFO: {
+			struct switch_info si;
+
+			r = switch_info_decode(resp->data, &si);
+			if (!r)
+				r = disc_switch_info(sw->disc, p, &si);
+			break;
+		}
+		case DISC_PORT_INFO: {
+			struct port_info pi;
+
+			r = port_info_decode(resp->data, &pi);
+			if (!r)
+				r = disc_port_info(sw->disc, p, &pi);
+			break;
+		}
+		}
+		if (r == -ENOMEM)
+			sw->err = r;
+		else if (r < 0)
+			log_warn("discovery: rejected answer at path %s: %s", path, strerror(-r));
+	} else if (p->kind == DISC_NODE_INFO && p->from) {
+		log_warn("discovery: %s has its link up but its peer does not answer "
+			 "(path %s, %s); leaving it out",
+			 port_label(p->from, lbl, sizeof(lbl)), path, strerror(-r));
+	} else if (status == -EREMOTEIO) {
+		log_warn("discovery: attribute 0x%04x at path %s answered with MAD status 0x%04x",
+			 req->hdr.attr_id, path, resp->hdr.status);
+	} else {
+		log_warn("discovery: no answer for attribute 0x%04x at path %s: %s",
+			 req->hdr.attr_id, path, strerror(-r));
+	}
+	if (r < 0)
+		disc_failed(sw->disc, p, r);
+	free(pc);
+	pump_probes(sw);
+}
+
+static int phase_discover(struct sweep *sw)
+{
+	int r;
+
+	r = disc_new(sw->f, &sw->disc);
+	if (r < 0)
+		return r;
+	r = disc_start(sw->disc);
+	if (r < 0)
+		return r;
+	pump_probes(sw);
+	r = txn_run(sw->smd->txn);
+	if (r < 0)
+		return r;
+	if (sw->err)
+		return sw->err;
+	if (!disc_local_node(sw->disc)) {
+		log_error("discovery: the SM's own port does not answer NodeInfo");
+		return -EHOSTUNREACH;
+	}
+	sw->res->lost_peers = disc_stats(sw->disc)->lost_peers;
+	return 0;
+}
+
+/* ---- port configuration ---- */
+
+static struct dr_path *port_route(struct fab_port *p)
+{
+	if (p->node->type == NODE_TYPE_SWITCH)
+		return &p->node->path;
+	return p->has_path ? &p->path : NULL;
+}
+
+static void port_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct fab_port *p = sc->port;
+	struct port_info pi;
+	char lbl[160];
+
+	if (status < 0) {
+		log_warn("PortInfo Set on %s failed: %s%s", port_label(p, lbl, sizeof(lbl)),
+			 strerror(-status), status == -EREMOTEIO ? " (rejected by the port)" : "");
+		sc->sw->res->unconfigured++;
+	} else if (port_info_decode(resp->data, &pi) == 0) {
+		p->pi = pi;
+		if (fabric_is_endport(p) && pi.lid != p->lid) {
+			log_warn("%s did not take LID %u (holds %u)",
+				 port_label(p, lbl, sizeof(lbl)), p->lid, pi.lid);
+			sc->sw->res->unconfigured++;
+		}
+		if (sc->want_state && pi.port_state < sc->want_state)
+			log_debug("%s is in state %u after asking for %u",
+				  port_label(p, lbl, sizeof(lbl)), pi.port_state, sc->want_state);
+	}
+	free(sc);
+}
+
+static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port_info *pi,
+			 uint8_t want_state)
+{
+	struct set_ctx *sc;
+	struct smp req;
+	struct dr_path *route = port_route(p);
+
+	if (!route)
+		return 0;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc)
+		return -ENOMEM;
+	sc->sw = sw;
+	sc->port = p;
+	sc->want_state = want_state;
+	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, p->num, route);
+	port_info_encode(pi, req.data);
+	sw->res->port_sets++;
+	return submit(sw, &req, port_set_cb, sc);
+}
+
+/* Fields written as zero mean "no change" in a PortInfo Set (IBA 14.2.5.6) */
+static void port_info_nochange(struct port_info *pi)
+{
+	pi->port_state = PORT_STATE_NOP;
+	pi->phys_state = 0;
+	pi->link_down_default_state = 0;
+	pi->link_width_enabled = 0;
+	pi->link_speed_enabled = 0;
+	pi->link_speed_ext_enabled = 0;
+	pi->client_reregister = 0;
+}
+
+static int phase_configure_ports(struct sweep *sw)
+{
+	const struct smd_config *cfg = &sw->smd->cfg;
+	struct fabric *f = sw->f;
+	int r;
+
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			struct port_info pi;
+			bool change = false, linked = fabric_port_linked(p);
+			uint8_t want = 0;
+
+			if (!p->pi_valid || (!linked && !fabric_is_endport(p)))
+				continue;
+			pi = p->pi;
+			if (fabric_is_endport(p)) {
+				pi.lid = p->lid;
+				pi.lmc = p->lmc;
+				pi.master_sm_lid = sw->smd->sm_lid;
+				pi.master_sm_sl = 0;
+				pi.gid_prefix = cfg->subnet_prefix;
+				pi.subnet_timeout = (uint8_t)cfg->subnet_timeout;
+			}
+			if (linked) {
+				const struct port_info *q = &p->peer->pi;
+				uint8_t mtu = p->pi.mtu_cap < q->mtu_cap ? p->pi.mtu_cap : q->mtu_cap;
+				uint8_t vls = p->pi.vl_cap < q->vl_cap ? p->pi.vl_cap : q->vl_cap;
+
+				pi.neighbor_mtu = mtu;
+				if (vls)
+					pi.op_vls = vls;
+			}
+			change = pi.lid != p->pi.lid || pi.lmc != p->pi.lmc ||
+				 pi.master_sm_lid != p->pi.master_sm_lid ||
+				 pi.gid_prefix != p->pi.gid_prefix ||
+				 pi.subnet_timeout != p->pi.subnet_timeout ||
+				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls;
+			port_info_nochange(&pi);
+			/* IBA 14.2.5.6: INIT -> ARMED needs the neighbour at least in INIT */
+			if (linked && p->pi.port_state == PORT_STATE_INIT) {
+				pi.port_state = PORT_STATE_ARMED;
+				want = PORT_STATE_ARMED;
+				change = true;
+			}
+			if (!change)
+				continue;
+			r = send_port_set(sw, p, &pi, want);
+			if (r < 0)
+				return r;
+		}
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
+static int phase_activate(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	int r;
+
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			struct port_info pi;
+
+			if (!fabric_port_linked(p) || p->pi.port_state != PORT_STATE_ARMED)
+				continue;
+			pi = p->pi;
+			port_info_nochange(&pi);
+			pi.port_state = PORT_STATE_ACTIVE;
+			r = send_port_set(sw, p, &pi, PORT_STATE_ACTIVE);
+			if (r < 0)
+				return r;
+		}
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
+/* ---- forwarding tables ---- */
+
+static void lft_block_want(const struct fab_node *n, uint32_t block, struct lft_block *b)
+{
+	for (uint32_t k = 0; k < LFT_BLOCK_SIZE; k++) {
+		uint32_t lid = block * LFT_BLOCK_SIZE + k;
+
+		b->port[k] = lid < n->lft_len ? n->lft[lid] : LFT_PORT_NONE;
+	}
+}
+
+static void lft_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+
+	if (status < 0 || memcmp(resp->data, req->data, LFT_BLOCK_SIZE)) {
+		log_warn("LFT block %u of %s (GUID 0x%016" PRIx64 ") was not programmed: %s",
+			 sc->block, node_name(sc->node), sc->node->guid,
+			 status < 0 ? strerror(-status) : "the switch holds other entries");
+		sc->sw->res->lft_errors++;
+	}
+	free(sc);
+}
+
+static int send_lft_set(struct sweep *sw, struct fab_node *n, uint32_t block)
+{
+	struct set_ctx *sc = calloc(1, sizeof(*sc));
+	struct lft_block b;
+	struct smp req;
+
+	if (!sc)
+		return -ENOMEM;
+	sc->sw = sw;
+	sc->node = n;
+	sc->block = block;
+	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_LFT, block, &n->path);
+	lft_block_want(n, block, &b);
+	lft_block_encode(&b, req.data);
+	sw->res->lft_blocks_sent++;
+	return submit(sw, &req, lft_set_cb, sc);
+}
+
+static void lft_get_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct sweep *sw = sc->sw;
+	struct lft_block want, have;
+	int r;
+
+	lft_block_want(sc->node, sc->block, &want);
+	if (status == 0) {
+		lft_block_decode(resp->data, &have);
+		if (!memcmp(want.port, have.port, LFT_BLOCK_SIZE)) {
+			sw->res->lft_blocks_kept++;
+			free(sc);
+			return;
+		}
+	}
+	/* Different, or unreadable: write it */
+	r = send_lft_set(sw, sc->node, sc->block);
+	if (r < 0)
+		sw->err = r;
+	free(sc);
+}
+
+static int phase_program_lfts(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	uint32_t nblocks = (uint32_t)f->max_lid / LFT_BLOCK_SIZE + 1;
+	int r;
+
+	for (size_t i = 0; i < f->nswitches; i++) {
+		struct fab_node *n = f->switches[i];
+
+		if (!n->si_valid) {
+			sw->res->lft_errors++;
+			continue;
+		}
+		if (f->max_lid >= n->si.lft_cap) {
+			log_error("%s (GUID 0x%016" PRIx64 ") holds %u LFT entries, %u needed",
+				  node_name(n), n->guid, n->si.lft_cap, f->max_lid + 1);
+			sw->res->lft_errors++;
+			continue;
+		}
+		for (uint32_t b = 0; b < nblocks; b++) {
+			/*
+			 * A switch with LinearFDBTop 0 was never programmed: write
+			 * every block. Otherwise read first and write what differs.
+			 */
+			if (n->si.lft_top == 0) {
+				r = send_lft_set(sw, n, b);
+			} else {
+				struct set_ctx *sc = calloc(1, sizeof(*sc));
+				struct smp req;
+
+				if (!sc)
+					return -ENOMEM;
+				sc->sw = sw;
+				sc->node = n;
+				sc->block = b;
+				smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_LFT, b, &n->path);
+				r = submit(sw, &req, lft_get_cb, sc);
+			}
+			if (r < 0)
+				return r;
+		}
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
+static void si_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct switch_info si;
+
+	if (status < 0 || switch_info_decode(resp->data, &si) < 0 ||
+	    si.lft_top != sc->node->lft_len - 1) {
+		log_warn("SwitchInfo Set on %s (GUID 0x%016" PRIx64 ") failed: %s",
+			 node_name(sc->node), sc->node->guid,
+			 status < 0 ? strerror(-status) : "LinearFDBTop not taken");
+		sc->sw->res->lft_errors++;
+	} else {
+		sc->node->si = si;
+	}
+	free(sc);
+}
+
+static int phase_switch_info(struct sweep *sw)
+{
+	const struct smd_config *cfg = &sw->smd->cfg;
+	struct fabric *f = sw->f;
+	int r;
+
+	for (size_t i = 0; i < f->nswitches; i++) {
+		struct fab_node *n = f->switches[i];
+		struct switch_info si;
+		struct set_ctx *sc;
+		struct smp req;
+
+		if (!n->si_valid || !n->lft_len || f->max_lid >= n->si.lft_cap)
+			continue;
+		si = n->si;
+		if (si.lft_top == f->max_lid && si.life_time_value == cfg->packet_life_time &&
+		    !si.port_state_change)
+			continue;
+		si.lft_top = f->max_lid;
+		si.life_time_value = (uint8_t)cfg->packet_life_time;
+		/* IBA 14.2.5.4: writing 1 to PortStateChange clears it */
+		si.port_state_change = 1;
+		sc = calloc(1, sizeof(*sc));
+		if (!sc)
+			return -ENOMEM;
+		sc->sw = sw;
+		sc->node = n;
+		smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_SWITCH_INFO, 0, &n->path);
+		switch_info_encode(&si, req.data);
+		r = submit(sw, &req, si_set_cb, sc);
+		if (r < 0)
+			return r;
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
+/* ---- verification and bookkeeping ---- */
+
+static void phase_verify(struct sweep *sw)
+{
+	struct sweep_result *res = sw->res;
+	struct fabric *f = sw->f;
+	char lbl[160];
+	size_t ep, links;
+
+	res->nodes = (unsigned int)f->nnodes;
+	res->switches = (unsigned int)f->nswitches;
+	res->cas = res->nodes - res->switches;
+	res->ports = (unsigned int)fabric_count_ports(f, &ep, &links);
+	res->endports = (unsigned int)ep;
+	res->links = (unsigned int)links;
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH && !n->si_valid)
+			res->unconfigured++;
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+
+			if (n->type != NODE_TYPE_SWITCH && p->has_path && !p->pi_valid) {
+				log_warn("%s answered NodeInfo but not PortInfo",
+					 port_label(p, lbl, sizeof(lbl)));
+				res->unconfigured++;
+			}
+			if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE) {
+				log_warn("%s is not ACTIVE (state %u)",
+					 port_label(p, lbl, sizeof(lbl)), p->pi.port_state);
+				res->not_active++;
+			}
+		}
+	}
+	res->up = res->not_active == 0 && res->unconfigured == 0 && res->lft_errors == 0 &&
+		  res->unrouted == 0;
+}
+
+static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
+{
+	return store_lid_lookup(ctx, guid, lid);
+}
+
+int sweep_run(struct smd *smd, struct sweep_result *res)
+{
+	struct sweep sw = { .smd = smd, .res = res };
+	const struct txn_stats *ts = txn_stats(smd->txn);
+	struct route_stats rs;
+	struct lid_stats ls;
+	const struct route_engine *eng;
+	struct fab_port *own;
+	double t0 = now_s(), t1;
+	time_t started = time(NULL);
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	txn_stats_reset(smd->txn);
+	r = fabric_new(&sw.f);
+	if (r < 0)
+		return r;
+
+	r = phase_discover(&sw);
+	if (r < 0)
+		goto out;
+	t1 = now_s();
+	res->t_discover = t1 - t0;
+	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
+		 sw.f->nnodes, sw.f->nswitches, res->t_discover, ts->sent);
+
+	r = lid_assign(sw.f, (uint8_t)smd->cfg.lmc, smd->store ? lookup_lid : NULL, smd->store,
+		       &ls);
+	if (r < 0) {
+		log_error("LID assignment failed: %s", strerror(-r));
+		goto out;
+	}
+	res->lids = ls.endports;
+	log_info("LIDs: %u endports, %u kept, %u remembered, %u new, %u conflicts resolved",
+		 ls.endports, ls.kept, ls.remembered, ls.fresh, ls.conflicts);
+	own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
+	smd->sm_lid = own ? own->lid : 0;
+
+	eng = route_engine_find(smd->cfg.routing_engine);
+	if (!eng) {
+		r = -ENOENT;
+		goto out;
+	}
+	t1 = now_s();
+	r = route_compute(eng, sw.f, &rs);
+	if (r < 0) {
+		log_error("routing (%s) failed: %s", eng->name, strerror(-r));
+		goto out;
+	}
+	res->t_route = now_s() - t1;
+	res->unrouted = rs.unreachable;
+	log_info("routing (%s): %u LIDs over %u switches in %.3f s, max %u hops, "
+		 "port load max %u mean %.1f%s", eng->name, rs.lids, rs.switches, res->t_route,
+		 rs.max_hops, rs.max_port_load, rs.mean_port_load,
+		 rs.unreachable ? ", SOME LIDS UNREACHABLE" : "");
+	if (rs.unreachable)
+		log_warn("routing: %u (switch, LID) pairs have no route", rs.unreachable);
+
+	t1 = now_s();
+	r = phase_configure_ports(&sw);
+	if (!r)
+		r = phase_program_lfts(&sw);
+	if (!r)
+		r = phase_switch_info(&sw);
+	if (!r)
+		r = phase_activate(&sw);
+	if (r < 0)
+		goto out;
+	res->t_program = now_s() - t1;
+	phase_verify(&sw);
+	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged",
+		 res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept);
+
+out:
+	res->seconds = now_s() - t0;
+	res->smps = ts->sent;
+	res->timeouts = ts->timeouts;
+	res->retries = ts->retries;
+	res->failed = ts->failed;
+	if (ts->timeouts)
+		log_warn("%" PRIu64 " SMPs timed out, %" PRIu64 " retried, %" PRIu64
+			 " never answered", ts->timeouts, ts->retries, ts->failed);
+	if (ts->malformed || ts->unmatched)
+		log_warn("dropped %" PRIu64 " malformed and %" PRIu64 " unmatched MADs",
+			 ts->malformed, ts->unmatched);
+	if (r == 0 && smd->store) {
+		struct store_sweep ss = {
+			.started = started, .seconds = res->seconds, .nodes = res->nodes,
+			.switches = res->switches, .cas = res->cas, .ports = res->ports,
+			.lids = res->lids, .smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
+			.smps_retried = ts->retries, .up = res->up,
+		};
+		int s = store_save_sweep(smd->store, sw.f, &ss);
+
+		if (s < 0)
+			log_error("saving the sweep to the database failed: %s; LIDs of this "
+				  "sweep are not remembered", store_errmsg(smd->store));
+	}
+	/* Drain anything a failed phase left in flight before freeing the model */
+	txn_run(smd->txn);
+	disc_free(sw.disc);
+	if (r == 0) {
+		fabric_free(smd->fabric);
+		smd->fabric = sw.f;
+	} else {
+		fabric_free(sw.f);
+	}
+	return r;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One sweep as a pipeline of phases: discover, assign LIDs, route,
+ * configure ports (LIDs, MTU, VLs; INIT -> ARMED), program LFTs and
+ * SwitchInfo, activate (ARMED -> ACTIVE), verify, save.
+ */
+#ifndef SMD_SWEEP_H
+#define SMD_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "smd/smd.h"
+
+struct sweep_result {
+	unsigned int nodes, switches, cas, ports, endports, links, lids;
+	unsigned int lost_peers;	/* cabled ports whose peer never answered */
+	unsigned int unconfigured;	/* discovered ports smd could not read or set */
+	unsigned int not_active;	/* linked ports left short of ACTIVE */
+	unsigned int lft_errors;	/* switches whose LFT could not be programmed */
+	unsigned int unrouted;		/* (switch, LID) pairs without a route */
+	unsigned int lft_blocks_sent, lft_blocks_kept, port_sets;
+	uint64_t smps, timeouts, retries, failed;
+	double seconds, t_discover, t_route, t_program;
+	bool up;
+};
+
+int sweep_run(struct smd *smd, struct sweep_result *res);
+
+#endif

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/fabric.h"
+
+static size_t hash_guid(uint64_t g, size_t size)
+{
+	g ^= g >> 33;
+	g *= UINT64_C(0xff51afd7ed558ccd);
+	g ^= g >> 33;
+	return (size_t)g & (size - 1);
+}
+
+int fabric_new(struct fabric **out)
+{
+	struct fabric *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -ENOMEM;
+	f->hash_size = 1024;
+	f->by_guid = calloc(f->hash_size, sizeof(*f->by_guid));
+	f->by_lid = calloc(LID_UCAST_MAX + 1, sizeof(*f->by_lid));
+	if (!f->by_guid || !f->by_lid)
+		return fabric_free(f), -ENOMEM;
+	*out = f;
+	return 0;
+}
+
+struct fabric *fabric_free(struct fabric *f)
+{
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < f->nnodes; i++) {
+		free(f->nodes[i]->ports);
+		free(f->nodes[i]->lft);
+		free(f->nodes[i]);
+	}
+	free(f->nodes);
+	free(f->switches);
+	free(f->by_guid);
+	free(f->by_lid);
+	free(f);
+	return NULL;
+}
+
+struct fab_node *fabric_find(const struct fabric *f, uint64_t guid)
+{
+	for (size_t h = hash_guid(guid, f->hash_size);; h = (h + 1) & (f->hash_size - 1)) {
+		struct fab_node *n = f->by_guid[h];
+
+		if (!n || n->guid == guid)
+			return n;
+	}
+}
+
+static int hash_grow(struct fabric *f)
+{
+	size_t nsize = f->hash_size * 2;
+	struct fab_node **nh = calloc(nsize, sizeof(*nh));
+
+	if (!nh)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nnodes; i++) {
+		size_t h = hash_guid(f->nodes[i]->guid, nsize);
+
+		while (nh[h])
+			h = (h + 1) & (nsize - 1);
+		nh[h] = f->nodes[i];
+	}
+	free(f->by_guid);
+	f->by_guid = nh;
+	f->hash_size = nsize;
+	return 0;
+}
+
+int fabric_add_node(struct fabric *f, const struct node_info *ni, struct fab_node **out)
+{
+	struct fab_node *n;
+	size_t h;
+
+	n = fabric_find(f, ni->node_guid);
+	if (n) {
+		*out = n;
+		return -EEXIST;
+	}
+	if (!ni->num_ports)
+		return -EINVAL;
+	if ((f->nnodes + 1) * 2 > f->hash_size && hash_grow(f) < 0)
+		return -ENOMEM;
+	if (f->nnodes == f->cap) {
+		size_t ncap = f->cap ? f->cap * 2 : 256;
+		struct fab_node **nn = realloc(f->nodes, ncap * sizeof(*nn));
+		struct fab_node **ns;
+
+		if (!nn)
+			return -ENOMEM;
+		f->nodes = nn;
+		ns = realloc(f->switches, ncap * sizeof(*ns));
+		if (!ns)
+			return -ENOMEM;
+		f->switches = ns;
+		f->cap = ncap;
+	}
+	n = calloc(1, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	n->ports = calloc((size_t)ni->num_ports + 1, sizeof(*n->ports));
+	if (!n->ports) {
+		free(n);
+		return -ENOMEM;
+	}
+	n->guid = ni->node_guid;
+	n->ni = *ni;
+	n->type = ni->node_type;
+	n->num_ports = ni->num_ports;
+	for (unsigned int i = 0; i <= n->num_ports; i++) {
+		n->ports[i].node = n;
+		n->ports[i].num = (uint8_t)i;
+		if (n->type == NODE_TYPE_SWITCH)
+			n->ports[i].guid = n->guid;
+	}
+	n->idx = (uint32_t)f->nnodes;
+	f->nodes[f->nnodes++] = n;
+	if (n->type == NODE_TYPE_SWITCH) {
+		n->sw_idx = (uint32_t)f->nswitches;
+		f->switches[f->nswitches++] = n;
+	}
+	for (h = hash_guid(n->guid, f->hash_size); f->by_guid[h]; h = (h + 1) & (f->hash_size - 1))
+		;
+	f->by_guid[h] = n;
+	*out = n;
+	return 0;
+}
+
+struct fab_port *fabric_port(const struct fab_node *n, unsigned int num)
+{
+	if (!n || num > n->num_ports)
+		return NULL;
+	return &n->ports[num];
+}
+
+int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b)
+{
+	if (!a || !b || a == b)
+		return -EINVAL;
+	if (a->peer == b && b->peer == a)
+		return 0;
+	if (a->peer)
+		a->peer->peer = NULL;
+	if (b->peer)
+		b->peer->peer = NULL;
+	a->peer = b;
+	b->peer = a;
+	a->peer_lost = b->peer_lost = false;
+	return 0;
+}
+
+bool fabric_is_endport(const struct fab_port *p)
+{
+	if (p->node->type == NODE_TYPE_SWITCH)
+		return p->num == 0;
+	return p->num > 0;
+}
+
+bool fabric_port_linked(const struct fab_port *p)
+{
+	return p->num > 0 && p->peer && p->pi_valid && p->peer->pi_valid &&
+	       p->pi.phys_state == PHYS_STATE_LINKUP &&
+	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
+}
+
+int fabric_index_lids(struct fabric *f)
+{
+	int r = 0;
+
+	memset(f->by_lid, 0, (LID_UCAST_MAX + 1) * sizeof(*f->by_lid));
+	f->max_lid = 0;
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			unsigned int count = 1u << p->lmc;
+
+			if (!fabric_is_endport(p) || !p->lid)
+				continue;
+			for (unsigned int k = 0; k < count; k++) {
+				unsigned int lid = p->lid + k;
+
+				if (lid > LID_UCAST_MAX || (f->by_lid[lid] && f->by_lid[lid] != p)) {
+					r = -EADDRINUSE;
+					continue;
+				}
+				f->by_lid[lid] = p;
+				if (lid > f->max_lid)
+					f->max_lid = (uint16_t)lid;
+			}
+		}
+	}
+	return r;
+}
+
+struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid)
+{
+	if (lid == 0 || lid > LID_UCAST_MAX)
+		return NULL;
+	return f->by_lid[lid];
+}
+
+size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *links)
+{
+	size_t ports = 0, ep = 0, ln = 0;
+
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+
+			if (pn > 0 && p->pi_valid)
+				ports++;
+			if (fabric_is_endport(p) && (pn == 0 || p->pi_valid))
+				ep++;
+			/* count each cable once, from its lower end */
+			if (p->peer && (p->node->guid < p->peer->node->guid ||
+					(p->node == p->peer->node && p->num < p->peer->num)))
+				ln++;
+		}
+	}
+	if (endports)
+		*endports = ep;
+	if (links)
+		*links = ln;
+	return ports;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fabric model: nodes, ports, links and the indexes over them (by GUID,
+ * by LID). Pure data: no I/O, no logging. Attribute contents are the
+ * host-order structs decoded by mad/wire.c.
+ */
+#ifndef SMD_TOPO_FABRIC_H
+#define SMD_TOPO_FABRIC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/wire.h"
+
+struct fab_node;
+
+struct fab_port {
+	struct fab_node *node;
+	struct fab_port *peer;		/* the other end of the cable, if known */
+	struct port_info pi;		/* as last read from (or set on) the port */
+	struct dr_path path;		/* CA ports: a route that enters the node here */
+	uint64_t guid;			/* CA: port GUID; switch: node GUID */
+	uint32_t load;			/* routing: LIDs forwarded out of this port */
+	uint16_t lid;			/* endports: the LID smd assigned */
+	uint8_t lmc;
+	uint8_t num;
+	bool pi_valid;
+	bool has_path;
+	bool peer_lost;			/* link up but the peer never answered */
+};
+
+struct fab_node {
+	uint64_t guid;
+	struct node_info ni;
+	struct switch_info si;		/* switches: as read */
+	char desc[SMP_DATA_SIZE + 1];
+	struct dr_path path;		/* the route discovery first reached it by */
+	struct fab_port *ports;		/* [0..num_ports]; port 0 only used by switches */
+	uint8_t *lft;			/* switches: computed LFT, lft_len entries */
+	uint32_t lft_len;
+	uint32_t idx;			/* position in fabric.nodes */
+	uint32_t sw_idx;		/* position in fabric.switches, switches only */
+	uint8_t type;
+	uint8_t num_ports;
+	bool si_valid;
+	bool desc_valid;
+};
+
+struct fabric {
+	struct fab_node **nodes;
+	size_t nnodes, cap;
+	struct fab_node **switches;
+	size_t nswitches;
+	struct fab_node **by_guid;	/* open addressing, power-of-two size */
+	size_t hash_size;
+	struct fab_port **by_lid;	/* [0..LID_UCAST_MAX], endport owning the LID */
+	uint16_t max_lid;
+};
+
+int fabric_new(struct fabric **out);
+struct fabric *fabric_free(struct fabric *f);
+struct fab_node *fabric_find(const struct fabric *f, uint64_t guid);
+/* Adds the node described by ni, or -EEXIST with *out set to the known one */
+int fabric_add_node(struct fabric *f, const struct node_info *ni, struct fab_node **out);
+/* Connects two ports; an old link of either end is undone first */
+int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b);
+struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
+/* Endports hold LIDs: switch port 0, and CA/router ports */
+bool fabric_is_endport(const struct fab_port *p);
+/* A cabled port whose link is up at both ends (PhysState LinkUp, known peer) */
+bool fabric_port_linked(const struct fab_port *p);
+/* Rebuild by_lid/max_lid from the endports' lid/lmc; -EADDRINUSE on a clash */
+int fabric_index_lids(struct fabric *f);
+struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);
+size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *links);
+
+#endif
