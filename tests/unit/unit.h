@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A tiny unit-test harness: CHECK() records a failure with its location and
+ * goes on; every test binary ends with "N passed, N failed" and exits
+ * non-zero when anything failed.
+ */
+#ifndef SMD_TESTS_UNIT_H
+#define SMD_TESTS_UNIT_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static unsigned int unit_passed, unit_failed;
+
+#define CHECK(cond) do {							\
+	if (cond) {								\
+		unit_passed++;							\
+	} else {								\
+		unit_failed++;							\
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+	}									\
+} while (0)
+
+#define CHECK_EQ(a, b) do {							\
+	long long _a = (long long)(a), _b = (long long)(b);			\
+	if (_a == _b) {								\
+		unit_passed++;							\
+	} else {								\
+		unit_failed++;							\
+		fprintf(stderr, "%s:%d: CHECK_EQ failed: %s = %lld, %s = %lld\n",	\
+			__FILE__, __LINE__, #a, _a, #b, _b);			\
+	}									\
+} while (0)
+
+#define RUN(test) do {								\
+	unsigned int _f = unit_failed;						\
+	test();									\
+	fprintf(stderr, "%s %s\n", unit_failed == _f ? "ok  " : "FAIL", #test); \
+} while (0)
+
+static inline int unit_report(void)
+{
+	printf("%u passed, %u failed\n", unit_passed, unit_failed);
+	return unit_failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+#endif
