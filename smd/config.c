@@ -5,19 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "smd/config.h"
 #include "smd/log.h"
 #include "topo/route.h"
 
-#ifndef LOCALSTATEDIR
-#define LOCALSTATEDIR "/var"
-#endif
-
 void config_defaults(struct smd_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	snprintf(c->db, sizeof(c->db), "%s/lib/smd/smd.db", LOCALSTATEDIR);
+	/* Fixed, not under the install prefix: the state outlives reinstalls */
+	snprintf(c->db, sizeof(c->db), "/var/lib/smd/smd.db");
 	/* Measured under ibsim (tests/bench): throughput is flat from 16 up */
 	c->max_outstanding_smps = 32;
 	c->smp_timeout_ms = 200;
@@ -48,37 +46,37 @@ static int parse_uint(const char *v, unsigned long min, unsigned long max, unsig
 
 static int parse_prefix(const char *v, uint64_t *out)
 {
-	unsigned int g[4];
-	char tail[8];
-	int n;
+	char buf[64], *slash;
+	struct in6_addr a;
+	uint64_t hi = 0, lo = 0;
 
-	/* Accept "fe80::" or "fe80::/64" or a 64-bit number */
+	/* A 64-bit number, or an IPv6 prefix "fe80::" / "fe80::/64" */
 	if (!strncmp(v, "0x", 2)) {
 		char *end;
 
 		errno = 0;
 		*out = strtoull(v, &end, 16);
-		return errno || *end ? -EINVAL : 0;
+		return errno || *end || end == v + 2 ? -EINVAL : 0;
 	}
-	n = sscanf(v, "%x:%x:%x:%x%7s", &g[0], &g[1], &g[2], &g[3], tail);
-	if (n >= 4 && (n == 4 || !strcmp(tail, "/64") || !strcmp(tail, "::") ||
-		       !strcmp(tail, "::/64"))) {
-		for (int i = 0; i < 4; i++)
-			if (g[i] > 0xffff)
-				return -EINVAL;
-		*out = (uint64_t)g[0] << 48 | (uint64_t)g[1] << 32 | (uint64_t)g[2] << 16 | g[3];
-		return 0;
+	if (strlen(v) >= sizeof(buf))
+		return -EINVAL;
+	snprintf(buf, sizeof(buf), "%s", v);
+	slash = strchr(buf, '/');
+	if (slash) {
+		if (strcmp(slash, "/64"))
+			return -EINVAL;
+		*slash = 0;
 	}
-	/* Short forms: "fe80::" and "fe80::/64" */
-	if (sscanf(v, "%x::%7s", &g[0], tail) >= 1 && g[0] <= 0xffff) {
-		const char *rest = strstr(v, "::");
-
-		if (rest && (!strcmp(rest, "::") || !strcmp(rest, "::/64"))) {
-			*out = (uint64_t)g[0] << 48;
-			return 0;
-		}
+	if (inet_pton(AF_INET6, buf, &a) != 1)
+		return -EINVAL;
+	for (int i = 0; i < 8; i++) {
+		hi = hi << 8 | a.s6_addr[i];
+		lo = lo << 8 | a.s6_addr[i + 8];
 	}
-	return -EINVAL;
+	if (lo)
+		return -EINVAL;	/* the interface half belongs to the port GUID */
+	*out = hi;
+	return 0;
 }
 
 int config_set(struct smd_config *c, const char *key, const char *v, char *err, size_t errlen)
@@ -210,7 +208,13 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "smp_timeout_ms = %u\n", c->smp_timeout_ms);
 	fprintf(out, "smp_retries = %u\n", c->smp_retries);
 	fprintf(out, "lmc = %u\n", c->lmc);
-	fprintf(out, "subnet_prefix = 0x%016" PRIx64 "\n", c->subnet_prefix);
+	struct in6_addr a = { 0 };
+	char txt[INET6_ADDRSTRLEN] = "";
+
+	for (int i = 0; i < 8; i++)
+		a.s6_addr[i] = (uint8_t)(c->subnet_prefix >> (56 - 8 * i));
+	inet_ntop(AF_INET6, &a, txt, sizeof(txt));
+	fprintf(out, "subnet_prefix = %s/64\n", txt);
 	fprintf(out, "packet_life_time = %u\n", c->packet_life_time);
 	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);

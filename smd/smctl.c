@@ -13,10 +13,6 @@
 #include "autoconfig.h"
 #include "db/store.h"
 
-#ifndef LOCALSTATEDIR
-#define LOCALSTATEDIR "/var"
-#endif
-
 static void usage(FILE *out)
 {
 	fprintf(out,
@@ -41,7 +37,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *db = LOCALSTATEDIR "/lib/smd/smd.db", *cmd;
+	const char *db = "/var/lib/smd/smd.db", *cmd;
 	struct store *s = NULL;
 	int c, r, rc = 1;
 

@@ -188,29 +188,60 @@ static struct dr_path *port_route(struct fab_port *p)
 	return p->has_path ? &p->path : NULL;
 }
 
+static void port_check(struct sweep *sw, struct fab_port *p, uint8_t want_state)
+{
+	char lbl[160];
+
+	if (fabric_is_endport(p) && p->pi.lid != p->lid) {
+		log_warn("%s did not take LID %u (holds %u)", port_label(p, lbl, sizeof(lbl)),
+			 p->lid, p->pi.lid);
+		sw->res->unconfigured++;
+	} else if (want_state && p->pi.port_state < want_state) {
+		log_warn("%s is in state %u after asking for %u", port_label(p, lbl, sizeof(lbl)),
+			 p->pi.port_state, want_state);
+	}
+}
+
+static void port_reread_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct port_info pi;
+	char lbl[160];
+
+	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
+		sc->port->pi = pi;
+		port_check(sc->sw, sc->port, sc->want_state);
+	} else {
+		log_warn("PortInfo of %s unreadable after a failed Set: %s",
+			 port_label(sc->port, lbl, sizeof(lbl)), strerror(status ? -status : EBADMSG));
+		sc->sw->res->unconfigured++;
+	}
+	free(sc);
+}
+
 static void port_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
 {
 	struct set_ctx *sc = arg;
 	struct fab_port *p = sc->port;
 	struct port_info pi;
+	struct smp get;
 	char lbl[160];
 
-	if (status < 0) {
-		log_warn("PortInfo Set on %s failed: %s%s", port_label(p, lbl, sizeof(lbl)),
-			 strerror(-status), status == -EREMOTEIO ? " (rejected by the port)" : "");
-		sc->sw->res->unconfigured++;
-	} else if (port_info_decode(resp->data, &pi) == 0) {
+	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
 		p->pi = pi;
-		if (fabric_is_endport(p) && pi.lid != p->lid) {
-			log_warn("%s did not take LID %u (holds %u)",
-				 port_label(p, lbl, sizeof(lbl)), p->lid, pi.lid);
-			sc->sw->res->unconfigured++;
-		}
-		if (sc->want_state && pi.port_state < sc->want_state)
-			log_debug("%s is in state %u after asking for %u",
-				  port_label(p, lbl, sizeof(lbl)), pi.port_state, sc->want_state);
+		port_check(sc->sw, p, sc->want_state);
+		free(sc);
+		return;
 	}
-	free(sc);
+	/*
+	 * A state change is not idempotent: when the answer to a Set that
+	 * took effect is lost, the retry is refused (ARMED -> ARMED). Read
+	 * the port back and judge by what it holds.
+	 */
+	log_debug("PortInfo Set on %s failed (%s): reading it back",
+		  port_label(p, lbl, sizeof(lbl)), strerror(-status));
+	smp_init_dr(&get, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, p->num, port_route(p));
+	submit(sc->sw, &get, port_reread_cb, sc);
 }
 
 static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port_info *pi,

@@ -1,0 +1,41 @@
+# shellcheck shell=bash
+# Shared setup of the integration tests: they run smd (built in this tree)
+# on a private ibsim fabric and judge the result with the real diagnostic
+# tools only (checkfabric.py: ibnetdiscover, ibroute, smpquery).
+set -eu
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+SMD=${SMD:-$top/smd/smd}
+GEN="python3 $top/tests/gen/topogen.py"
+# An ASan build of smd runs behind libumad2sim.so in LD_PRELOAD
+export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+for tool in ibsim ibnetdiscover ibroute smpquery python3; do
+	command -v "$tool" >/dev/null || { echo "missing $tool: run .ci/run or see README" >&2; exit 99; }
+done
+[ -x "$SMD" ] || { echo "missing $SMD: build first" >&2; exit 99; }
+
+# shellcheck source=simlib.sh
+. "$here/simlib.sh"
+
+t_pass=0
+t_fail=0
+ok() { t_pass=$((t_pass + 1)); echo "PASS: $*"; }
+bad() { t_fail=$((t_fail + 1)); echo "FAIL: $*"; }
+check() { if "$@"; then ok "$*"; else bad "$*"; fi; }
+finish() {
+	echo "$t_pass passed, $t_fail failed"
+	[ "$t_fail" -eq 0 ]
+}
+
+# LIDs as the fabric reports them: "GUID LID" per CA port and switch, sorted
+fabric_lids() {
+	sim_run ibnetdiscover 2>/dev/null | awk '
+		/^switchguid=/ { split($1, a, "="); sw = a[2] }
+		/^Switch/ { match($0, /lid [0-9]+/); print sw, substr($0, RSTART + 4, RLENGTH - 4) }
+		/^\[[0-9]+\]\([0-9a-f]+\)/ {
+			match($0, /\(([0-9a-f]+)\)/); g = substr($0, RSTART + 1, RLENGTH - 2)
+			match($0, /# lid [0-9]+/); print "0x" g, substr($0, RSTART + 6, RLENGTH - 6)
+		}' | sort
+}

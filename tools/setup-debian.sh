@@ -1,0 +1,18 @@
+#!/bin/bash
+# Install what smd needs to build, run on the simulator and be tested, on
+# Debian 12 (as root). Safe to run again.
+set -euo pipefail
+pkgs=(
+	build-essential autoconf automake pkg-config
+	libibumad-dev libibmad-dev libsqlite3-dev libsystemd-dev
+	ibsim-utils infiniband-diags python3 sqlite3 valgrind
+)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
