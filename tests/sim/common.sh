@@ -8,7 +8,8 @@ top=$(cd "$here/../.." && pwd)
 SMD=${SMD:-$top/smd/smd}
 GEN="python3 $top/tests/gen/topogen.py"
 # An ASan build of smd runs behind libumad2sim.so in LD_PRELOAD
-export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1}
+export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:suppressions=$top/tests/asan.supp}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$top/tests/lsan.supp}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 for tool in ibsim ibnetdiscover ibroute smpquery python3; do
