@@ -9,6 +9,8 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +106,7 @@ struct loop {
 	struct smd *smd;
 	sd_event *ev;
 	sd_event_source *sweep_timer;
+	sd_event_source *poll_timer;	/* only when the MAD fd cannot be watched */
 	bool ready;
 };
 
@@ -143,7 +146,9 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 
 	do_sweep(lp);
-	if (lp->smd->cfg.sweep_interval)
+	if (lp->smd->resweep)
+		arm_timer(lp, 100000);	/* a trap came in during the sweep */
+	else if (lp->smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
 	return 0;
 }
@@ -156,6 +161,24 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	if (lp->smd->resweep)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	return 0;
+}
+
+/*
+ * libumad2sim (the simulator shim) hands out fake descriptors that epoll
+ * refuses, and its poll() ignores every other descriptor. Then the loop
+ * waits for MADs itself, in slices short enough for signals and timers.
+ */
+static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
+	uint64_t now;
+
+	if (poll(&pfd, 1, 50) > 0)
+		on_mad(NULL, pfd.fd, pfd.revents, lp);
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(s, now);
+	return sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -175,14 +198,8 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 static int run_daemon(struct smd *smd)
 {
 	struct loop lp = { .smd = smd };
-	sigset_t mask;
 	int r;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, NULL);
 	r = sd_event_default(&lp.ev);
 	if (r < 0)
 		return r;
@@ -190,14 +207,28 @@ static int run_daemon(struct smd *smd)
 	sd_event_add_signal(lp.ev, NULL, SIGINT, on_signal, &lp);
 	sd_event_add_signal(lp.ev, NULL, SIGHUP, on_signal, &lp);
 	r = sd_event_add_io(lp.ev, NULL, mad_port_fd(smd->port), EPOLLIN, on_mad, &lp);
-	if (r < 0)
+	if (r == -EBADF || r == -EPERM) {
+		log_debug("MAD port fd cannot be watched (%s): polling it", strerror(-r));
+		r = sd_event_add_time(lp.ev, &lp.poll_timer, CLOCK_MONOTONIC, 0, 0,
+				      on_poll_timer, &lp);
+		if (r >= 0)
+			r = sd_event_source_set_priority(lp.poll_timer, SD_EVENT_PRIORITY_IDLE);
+	}
+	if (r < 0) {
+		log_error("cannot watch the MAD port: %s", strerror(-r));
 		goto out;
+	}
 	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 0, on_sweep_timer, &lp);
-	if (r < 0)
+	if (r < 0) {
+		log_error("cannot create the sweep timer: %s", strerror(-r));
 		goto out;
+	}
 	r = sd_event_loop(lp.ev);
+	if (r < 0)
+		log_error("event loop failed: %s", strerror(-r));
 out:
 	sd_event_source_unref(lp.sweep_timer);
+	sd_event_source_unref(lp.poll_timer);
 	sd_event_unref(lp.ev);
 	return r;
 }
@@ -265,6 +296,20 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
+	if (!once) {
+		/*
+		 * The daemon takes its signals through sd-event; block them before
+		 * any library starts a thread (umad2sim does), or the default action
+		 * would hit that thread and kill the process.
+		 */
+		sigset_t mask;
+
+		sigemptyset(&mask);
+		sigaddset(&mask, SIGTERM);
+		sigaddset(&mask, SIGINT);
+		sigaddset(&mask, SIGHUP);
+		pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	}
 
 	r = mad_port_open(smd.cfg.port[0] ? smd.cfg.port : NULL, &smd.port);
 	if (r < 0) {

@@ -1,0 +1,40 @@
+#!/bin/bash
+# Without --once smd stays up: it sweeps, answers a trap (a cable pulled
+# in the simulator) with a new sweep that routes around the change, and
+# exits cleanly on SIGTERM.
+. "$(dirname "$0")/common.sh"
+tmp=$(mktemp -d)
+smd_pid=
+cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; }
+trap 'cleanup_smd; sim_stop' EXIT
+$GEN ft3 4 -o "$tmp/net" 2>/dev/null
+
+# wait_for FILE PATTERN COUNT: until PATTERN occurs COUNT times (60 s at most)
+wait_for() {
+	for _ in $(seq 600); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+sim_start "$tmp/net" >/dev/null 2>&1
+# Sweep only on events, so the second sweep can only come from the trap
+printf 'sweep_interval = 0\n' >"$tmp/conf"
+(cd "$tmp" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$tmp/conf" \
+	--db "$tmp/smd.db" >"$tmp/out" 2>&1) &
+smd_pid=$!
+check wait_for "$tmp/out" "subnet UP" 1
+check python3 "$here/checkfabric.py" "$tmp/net"
+
+sim_console 'Unlink "core-001"[1]'
+check wait_for "$tmp/out" "subnet UP" 2
+check python3 "$here/checkfabric.py" --expect-unlinked core-001:1 "$tmp/net"
+
+kill -TERM "$smd_pid"
+rc=0
+wait "$smd_pid" || rc=$?
+smd_pid=
+check test "$rc" -eq 0
+check grep -q "shutting down" "$tmp/out"
+finish
