@@ -50,36 +50,47 @@ static int port_fill_attr(const char *ca, int portnum, struct mad_port_attr *a)
 	return r;
 }
 
+int mad_port_parse_spec(const char *spec, char *ca, size_t ca_len, int *port_num,
+			uint64_t *guid)
+{
+	const char *colon;
+	char *end;
+
+	ca[0] = 0;
+	*port_num = -1;
+	*guid = 0;
+	if (!spec || !*spec)
+		return 0;
+	if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2)) {
+		errno = 0;
+		*guid = strtoull(spec + 2, &end, 16);
+		return errno || *end || end == spec + 2 || !*guid ? -EINVAL : 0;
+	}
+	colon = strrchr(spec, ':');
+	if (!colon || colon == spec || (size_t)(colon - spec) >= ca_len)
+		return -EINVAL;
+	long v;
+
+	errno = 0;
+	v = strtol(colon + 1, &end, 10);
+	if (errno || *end || end == colon + 1 || v < 1 || v > 254)
+		return -EINVAL;
+	memcpy(ca, spec, (size_t)(colon - spec));
+	ca[colon - spec] = 0;
+	*port_num = (int)v;
+	return 0;
+}
+
 static int port_find(const char *spec, struct mad_port_attr *out)
 {
 	char cas[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
-	uint64_t want_guid = 0;
-	char want_ca[UMAD_CA_NAME_LEN] = "";
-	int want_port = -1, n, r;
+	char want_ca[UMAD_CA_NAME_LEN];
+	uint64_t want_guid;
+	int want_port, n, r;
 
-	if (spec && *spec) {
-		const char *colon = strrchr(spec, ':');
-		char *end;
-
-		if (!strncmp(spec, "0x", 2) || !strncmp(spec, "0X", 2)) {
-			errno = 0;
-			want_guid = strtoull(spec, &end, 16);
-			if (errno || *end || !want_guid)
-				return -EINVAL;
-		} else if (colon && colon != spec && (size_t)(colon - spec) < sizeof(want_ca)) {
-			long v;
-
-			memcpy(want_ca, spec, (size_t)(colon - spec));
-			want_ca[colon - spec] = 0;
-			errno = 0;
-			v = strtol(colon + 1, &end, 10);
-			if (errno || *end || v < 1 || v > 254)
-				return -EINVAL;
-			want_port = (int)v;
-		} else {
-			return -EINVAL;
-		}
-	}
+	r = mad_port_parse_spec(spec, want_ca, sizeof(want_ca), &want_port, &want_guid);
+	if (r < 0)
+		return r;
 
 	n = umad_get_cas_names(cas, UMAD_MAX_DEVICES);
 	if (n < 0)

@@ -43,6 +43,9 @@ struct mad_port;
  * "CA:PORT" names one; "0x<guid>" picks the port with that GUID.
  */
 int mad_port_open(const char *spec, struct mad_port **out);
+/* Split a spec: ca[0] = 0 and *port_num = -1 when not given; -EINVAL if malformed */
+int mad_port_parse_spec(const char *spec, char *ca, size_t ca_len, int *port_num,
+			uint64_t *guid);
 struct mad_port *mad_port_close(struct mad_port *p);
 int mad_port_fd(const struct mad_port *p);
 const struct mad_port_attr *mad_port_attr(const struct mad_port *p);

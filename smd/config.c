@@ -9,6 +9,7 @@
 
 #include "smd/config.h"
 #include "smd/log.h"
+#include "mad/port.h"
 #include "topo/route.h"
 
 void config_defaults(struct smd_config *c)
@@ -84,8 +85,13 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 	int r = 0;
 
 	if (!strcmp(key, "port")) {
-		if (strlen(v) >= sizeof(c->port))
-			r = -ENAMETOOLONG;
+		char ca[64];
+		uint64_t guid;
+		int pn;
+
+		if (strlen(v) >= sizeof(c->port) ||
+		    mad_port_parse_spec(v, ca, sizeof(ca), &pn, &guid) < 0)
+			r = -EINVAL;
 		else
 			snprintf(c->port, sizeof(c->port), "%s", v);
 	} else if (!strcmp(key, "db")) {
