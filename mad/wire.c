@@ -384,6 +384,38 @@ void port_info_encode(const struct port_info *pi, uint8_t d[SMP_DATA_SIZE])
 #undef X
 }
 
+/* SMInfo: IBA 14.2.5.13, table 168 */
+int sm_info_decode(const uint8_t d[SMP_DATA_SIZE], struct sm_info *si)
+{
+	si->guid = GET(d, 0, 64);
+	si->sm_key = GET(d, 64, 64);
+	si->act_count = GET(d, 128, 32);
+	si->priority = GET(d, 160, 4);
+	si->sm_state = GET(d, 164, 4);
+	return si->sm_state > SM_STATE_MASTER ? -EBADMSG : 0;
+}
+
+void sm_info_encode(const struct sm_info *si, uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	SET(d, 0, 64, si->guid);
+	SET(d, 64, 64, si->sm_key);
+	SET(d, 128, 32, si->act_count);
+	SET(d, 160, 4, si->priority);
+	SET(d, 164, 4, si->sm_state);
+}
+
+void smp_make_response(struct smp *smp, uint16_t status)
+{
+	smp->hdr.method = MAD_METHOD_GET_RESP;
+	smp->hdr.status = status;
+	if (smp->hdr.mgmt_class == MAD_CLASS_SMI_DR) {
+		/* The responder turns the SMP around: D set, hop pointer at the end */
+		smp->hdr.direction = true;
+		smp->hdr.hop_ptr = smp->hdr.hop_cnt;
+	}
+}
+
 /* LinearForwardingTable: IBA 14.2.5.10, 64 one-byte port entries */
 void lft_block_decode(const uint8_t d[SMP_DATA_SIZE], struct lft_block *b)
 {

@@ -201,6 +201,20 @@ struct port_info {
 /* PortInfo.CapabilityMask bits (IBA 14.2.5.6, table 156) */
 #define PORT_CAP_IS_SM		(1u << 1)
 
+/* SMInfo: IBA 14.2.5.13 */
+#define SM_STATE_NOT_ACTIVE	0
+#define SM_STATE_DISCOVERING	1
+#define SM_STATE_STANDBY	2
+#define SM_STATE_MASTER		3
+
+struct sm_info {
+	uint64_t guid;
+	uint64_t sm_key;
+	uint32_t act_count;
+	uint8_t priority;
+	uint8_t sm_state;
+};
+
 struct lft_block {
 	uint8_t port[LFT_BLOCK_SIZE];
 };
@@ -238,6 +252,13 @@ int switch_info_decode(const uint8_t data[SMP_DATA_SIZE], struct switch_info *si
 void switch_info_encode(const struct switch_info *si, uint8_t data[SMP_DATA_SIZE]);
 int port_info_decode(const uint8_t data[SMP_DATA_SIZE], struct port_info *pi);
 void port_info_encode(const struct port_info *pi, uint8_t data[SMP_DATA_SIZE]);
+int sm_info_decode(const uint8_t data[SMP_DATA_SIZE], struct sm_info *si);
+void sm_info_encode(const struct sm_info *si, uint8_t data[SMP_DATA_SIZE]);
+/*
+ * Turn a decoded request into its GetResp in place (IBA 13.4.5, and
+ * 14.2.2.2 for the directed-route return trip): method, D bit, status.
+ */
+void smp_make_response(struct smp *smp, uint16_t status);
 void lft_block_decode(const uint8_t data[SMP_DATA_SIZE], struct lft_block *b);
 void lft_block_encode(const struct lft_block *b, uint8_t data[SMP_DATA_SIZE]);
 

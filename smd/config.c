@@ -113,6 +113,8 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		r = parse_uint(v, 0, 19, &c->packet_life_time);
 	} else if (!strcmp(key, "subnet_timeout")) {
 		r = parse_uint(v, 0, 31, &c->subnet_timeout);
+	} else if (!strcmp(key, "sm_priority")) {
+		r = parse_uint(v, 0, 15, &c->sm_priority);
 	} else if (!strcmp(key, "routing_engine")) {
 		if (!route_engine_find(v))
 			r = -ENOENT;
@@ -223,6 +225,7 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "subnet_prefix = %s/64\n", txt);
 	fprintf(out, "packet_life_time = %u\n", c->packet_life_time);
 	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
+	fprintf(out, "sm_priority = %u\n", c->sm_priority);
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
 	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
 	fprintf(out, "sweep_interval = %u\n", c->sweep_interval);

@@ -21,6 +21,7 @@ struct smd_config {
 	uint64_t subnet_prefix;
 	unsigned int packet_life_time;	/* SwitchInfo.LifeTimeValue */
 	unsigned int subnet_timeout;	/* PortInfo.SubnetTimeOut */
+	unsigned int sm_priority;	/* SMInfo.Priority */
 	char routing_engine[32];
 	int log_level;
 	unsigned int sweep_interval;	/* seconds; 0 = only on events */

@@ -56,6 +56,31 @@ static void print_summary(const struct sweep_result *res)
 	fflush(stdout);
 }
 
+/* Answer SMInfo Get (sminfo, other SMs): IBA 14.4.1 */
+static void answer_sm_info(struct smd *smd, const uint8_t *mad, size_t len,
+			   const struct mad_addr *from)
+{
+	struct sm_info si = {
+		.guid = mad_port_attr(smd->port)->port_guid,
+		.act_count = smd->act_count,
+		.priority = (uint8_t)smd->cfg.sm_priority,
+		.sm_state = SM_STATE_MASTER,
+	};
+	uint8_t buf[MAD_SIZE];
+	struct smp smp;
+	int r;
+
+	if (smp_decode(mad, len, &smp) < 0 || smp.hdr.mgmt_class != MAD_CLASS_SMI)
+		return;
+	smp_make_response(&smp, 0);
+	sm_info_encode(&si, smp.data);
+	if (smp_encode(&smp, buf) < 0)
+		return;
+	r = mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, from->qpn, 0);
+	if (r < 0)
+		log_debug("SMInfo answer to LID %u failed: %s", from->slid, strerror(-r));
+}
+
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
@@ -63,6 +88,11 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 
 	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
 		return;
+	if (method == MAD_METHOD_GET && len == MAD_SIZE &&
+	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+		answer_sm_info(smd, mad, len, from);
+		return;
+	}
 	if (method == MAD_METHOD_TRAP) {
 		/* Trap 128 and friends: the fabric changed, look again (IBA 14.3.12) */
 		smd->traps++;

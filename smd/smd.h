@@ -18,6 +18,7 @@ struct smd {
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
 	uint16_t sm_lid;
+	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
 	unsigned int traps;		/* traps received since the last sweep */
 	bool resweep;			/* something changed: sweep again soon */
 };

@@ -584,6 +584,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 
 	memset(res, 0, sizeof(*res));
 	txn_stats_reset(smd->txn);
+	smd->act_count++;
 	r = fabric_new(&sw.f);
 	if (r < 0)
 		return r;

@@ -26,6 +26,9 @@ printf 'sweep_interval = 0\n' >"$tmp/conf"
 smd_pid=$!
 check wait_for "$tmp/out" "subnet UP" 1
 check python3 "$here/checkfabric.py" "$tmp/net"
+# Another host asks who the master SM is
+SIM_HOST=host-0007 sim_run sminfo >"$tmp/sminfo" 2>&1
+check grep -q "sm lid 1 .* state 3 SMINFO_MASTER" "$tmp/sminfo"
 
 sim_console 'Unlink "core-001"[1]'
 check wait_for "$tmp/out" "subnet UP" 2
