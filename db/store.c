@@ -57,7 +57,31 @@ static int store_fail(struct store *s, int rc, const char *what)
 	}
 }
 
-static int store_migrate(struct store *s)
+static int store_quick_check(struct store *s)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	rc = sqlite3_prepare_v2(s->db, "PRAGMA quick_check", -1, &st, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "checking");
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *res = (const char *)sqlite3_column_text(st, 0);
+
+		if (!res || strcmp(res, "ok")) {
+			snprintf(s->err, sizeof(s->err), "integrity check failed: %s",
+				 res ? res : "(no result)");
+			sqlite3_finalize(st);
+			return -EBADMSG;
+		}
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_OK || rc == SQLITE_DONE ? 0 : store_fail(s, rc, "checking");
+}
+
+static int store_migrate(struct store *s, int readonly)
 {
 	sqlite3_stmt *st;
 	int version, rc;
@@ -75,6 +99,14 @@ static int store_migrate(struct store *s)
 		snprintf(s->err, sizeof(s->err), "schema version %d is newer than %d", version,
 			 STORE_SCHEMA_VERSION);
 		return -EPROTONOSUPPORT;
+	}
+	if (readonly) {
+		if (version < STORE_SCHEMA_VERSION) {
+			snprintf(s->err, sizeof(s->err), "schema version %d is older than %d: "
+				 "run smd once to migrate it", version, STORE_SCHEMA_VERSION);
+			return -EPROTONOSUPPORT;
+		}
+		return 0;
 	}
 	for (int v = version; v < STORE_SCHEMA_VERSION; v++) {
 		rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -108,16 +140,19 @@ int store_open(const char *path, int readonly, struct store **out)
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "opening");
 	sqlite3_busy_timeout(s->db, 5000);
-	/* Any read of the schema tells a corrupt or foreign file apart */
-	rc = sqlite3_exec(s->db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
-	if (rc != SQLITE_OK)
-		return store_fail(s, rc, "reading");
+	/*
+	 * quick_check reads every page: a foreign, truncated or corrupt file
+	 * is refused here, before anything could write to it.
+	 */
+	r = store_quick_check(s);
+	if (r < 0)
+		return r;
+	r = store_migrate(s, readonly);
+	if (r < 0)
+		return r;
 	if (!readonly) {
 		sqlite3_exec(s->db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL);
 		sqlite3_exec(s->db, "PRAGMA synchronous = NORMAL", NULL, NULL, NULL);
-		r = store_migrate(s);
-		if (r < 0)
-			return r;
 	}
 	rc = sqlite3_prepare_v2(s->db, "SELECT lid FROM port_lid WHERE guid = ?", -1,
 				&s->lookup, NULL);
@@ -170,7 +205,7 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 	rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "starting a transaction");
-	/* A LID now held by another port is no longer remembered for the old one */
+	/* LIDs now held by another port are no longer remembered for the old one */
 	rc = sqlite3_prepare_v2(s->db,
 		"INSERT INTO port_lid (guid, node_guid, lid, lmc, node_desc, first_seen, last_seen)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
@@ -178,7 +213,8 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		" node_desc = ?5, last_seen = ?6", -1, &up, NULL);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(s->db,
-			"DELETE FROM port_lid WHERE lid = ?1 AND guid <> ?2", -1, &ins, NULL);
+			"DELETE FROM port_lid WHERE guid <> ?2 AND lid <= ?1 + (1 << ?3) - 1"
+			" AND lid + (1 << lmc) - 1 >= ?1", -1, &ins, NULL);
 	for (size_t i = 0; rc == SQLITE_OK && i < f->nnodes; i++) {
 		const struct fab_node *n = f->nodes[i];
 
@@ -190,6 +226,7 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 			sqlite3_reset(ins);
 			sqlite3_bind_int(ins, 1, p->lid);
 			sqlite3_bind_int64(ins, 2, (sqlite3_int64)p->guid);
+			sqlite3_bind_int(ins, 3, p->lmc);
 			rc = sqlite3_step(ins);
 			if (rc != SQLITE_DONE)
 				break;

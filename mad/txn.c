@@ -45,7 +45,7 @@ struct txn {
 	txn_unsolicited_cb unsolicited;
 	void *unsolicited_arg;
 	struct txn_stats stats;
-	bool in_dispatch;
+	bool in_dispatch;	/* a callback must not re-enter dispatch */
 };
 
 uint64_t txn_now_us(void)
@@ -296,22 +296,31 @@ int txn_dispatch(struct txn *t)
 	struct mad_addr from;
 	uint64_t now;
 	size_t len;
-	int st, r, n = 0;
+	int st, r = 0, n = 0;
+
+	if (t->in_dispatch)
+		return -EBUSY;
+	t->in_dispatch = true;
 
 	/* Bounded per call so one flood cannot starve the timers */
 	while (n++ < 4096) {
 		r = t->ops->recv(t->ctx, buf, &len, &from, &st);
-		if (r == -EAGAIN)
+		if (r == -EAGAIN) {
+			r = 0;
 			break;
+		}
 		if (r < 0)
-			return r;
+			break;
 		handle_mad(t, buf, len, &from, st);
 	}
-	now = txn_now_us();
-	while (t->head != SLOT_NONE && t->slots[t->head].deadline <= now)
-		slot_expire(t, t->head);
-	fill_window(t);
-	return 0;
+	if (r == 0) {
+		now = txn_now_us();
+		while (t->head != SLOT_NONE && t->slots[t->head].deadline <= now)
+			slot_expire(t, t->head);
+		fill_window(t);
+	}
+	t->in_dispatch = false;
+	return r;
 }
 
 int txn_next_timeout_ms(const struct txn *t)

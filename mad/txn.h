@@ -48,7 +48,8 @@ struct txn_stats {
 /*
  * status: 0 (resp valid, MAD status 0), -EREMOTEIO (resp valid, MAD status
  * non-zero: see resp->hdr.status), -ETIMEDOUT (no answer after retries; resp
- * is NULL), -EIO (could not send).
+ * is NULL), -EINVAL (the request cannot be encoded; never sent). Callbacks
+ * may submit new requests but must not call txn_dispatch() or txn_run().
  */
 typedef void (*txn_cb)(void *arg, int status, const struct smp *req, const struct smp *resp);
 typedef void (*txn_unsolicited_cb)(void *arg, const uint8_t *mad, size_t len,
@@ -63,8 +64,9 @@ extern const struct txn_ops txn_port_ops;
 
 void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg);
 /*
- * Queue a request (dlid: destination of a LID-routed SMP, ignored for DR);
- * the TID is assigned here. Never sends from the caller's stack.
+ * Queue a request (dlid: destination of a LID-routed SMP, ignored for DR).
+ * Each transmission gets its own TID, so a retry never accepts a late
+ * answer to an earlier try. Never sends from the caller's stack.
  */
 int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, void *arg);
 /* Receive what is queued, expire what is late, fill the window. */

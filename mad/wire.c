@@ -11,18 +11,32 @@
 
 uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int width)
 {
-	unsigned int first = bitoff / 8, last = (bitoff + width - 1) / 8;
-	unsigned int tail = (last + 1) * 8 - (bitoff + width);
+	unsigned int first = bitoff / 8, last, tail;
 	uint64_t v = 0;
 
+	if (width == 0 || width > 64)
+		return 0;
+	if (bitoff % 8 + width > 64) {
+		/* Spans nine bytes: no 64-bit accumulator holds them all */
+		for (unsigned int i = 0; i < width; i++) {
+			unsigned int bit = bitoff + i;
+
+			v = (v << 1) | ((buf[bit / 8] >> (7 - bit % 8)) & 1);
+		}
+		return v;
+	}
+	last = (bitoff + width - 1) / 8;
+	tail = (last + 1) * 8 - (bitoff + width);
 	for (unsigned int i = first; i <= last; i++)
 		v = (v << 8) | buf[i];
 	v >>= tail;
-	return width >= 64 ? v : v & ((UINT64_C(1) << width) - 1);
+	return width == 64 ? v : v & ((UINT64_C(1) << width) - 1);
 }
 
 void wire_bits_set(uint8_t *buf, unsigned int bitoff, unsigned int width, uint64_t val)
 {
+	if (width == 0 || width > 64)
+		return;
 	/* Fields wider than 8 bits are byte aligned in every SMP attribute */
 	if (bitoff % 8 == 0 && width % 8 == 0) {
 		for (unsigned int i = 0; i < width / 8; i++)
@@ -196,6 +210,8 @@ int dr_path_format(const struct dr_path *p, char *buf, size_t len)
 	if (!len)
 		return -EINVAL;
 	buf[0] = 0;
+	if (p->hops > SMP_MAX_HOPS)
+		return -EINVAL;
 	r = snprintf(buf, len, "0");
 	n = r > 0 ? (size_t)r : 0;
 	for (unsigned int i = 1; i <= p->hops && n < len; i++) {
@@ -250,14 +266,60 @@ void node_info_encode(const struct node_info *ni, uint8_t d[SMP_DATA_SIZE])
 	SET(d, 296, 24, ni->vendor_id);
 }
 
-/* NodeDescription: IBA 14.2.5.2, 64 bytes of UTF-8, not necessarily terminated */
+/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 */
+static size_t utf8_seq(const uint8_t *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates, beyond U+10FFFF, C1 controls */
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+		return 0;
+	return len;
+}
+
+/*
+ * NodeDescription: IBA 14.2.5.2, 64 bytes of UTF-8, not necessarily
+ * terminated. It reaches logs and the database: control characters and
+ * invalid UTF-8 become '?'.
+ */
 int node_desc_decode(const uint8_t d[SMP_DATA_SIZE], struct node_desc *nd)
 {
-	size_t i;
+	size_t i = 0, o = 0, n = strnlen((const char *)d, SMP_DATA_SIZE);
 
-	for (i = 0; i < SMP_DATA_SIZE && d[i]; i++)
-		nd->desc[i] = (d[i] < 0x20 || d[i] == 0x7f) ? '?' : (char)d[i];
-	nd->desc[i] = 0;
+	while (i < n) {
+		size_t len = utf8_seq(d + i, n - i);
+
+		if (len == 1 && (d[i] < 0x20 || d[i] == 0x7f))
+			len = 0;
+		if (!len) {
+			nd->desc[o++] = '?';
+			i++;
+			continue;
+		}
+		memcpy(nd->desc + o, d + i, len);
+		o += len;
+		i += len;
+	}
+	nd->desc[o] = 0;
 	return 0;
 }
 

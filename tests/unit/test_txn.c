@@ -1,0 +1,1056 @@
+// SPDX-License-Identifier: MIT
+/*
+ * mad/txn.c over a fake transport that records what is sent and lets the
+ * test inject what is received: the window, TID matching, what is refused,
+ * timeouts and retries, loss reports, bad MAD status, unsolicited MADs and
+ * callbacks that submit more work. Nothing here asserts on elapsed time.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "mad/txn.h"
+#include "tests/unit/unit.h"
+
+/* ---- the fake transport ---- */
+
+#define FAKE_MAX_SENT	4096
+#define FAKE_MAX_RX	256
+
+struct sent_mad {
+	uint8_t mad[MAD_SIZE];
+	bool dr;
+	uint16_t dlid;
+	bool answered;		/* by the test */
+};
+
+struct rx_mad {
+	uint8_t mad[MAD_SIZE];
+	size_t len;
+	int send_status;
+	struct mad_addr from;
+};
+
+enum fake_mode {
+	FAKE_SILENT,		/* record only; the test answers */
+	FAKE_ANSWER,		/* answer every request at once */
+};
+
+struct fake {
+	int efd;
+	enum fake_mode mode;
+	struct sent_mad *sent;
+	size_t nsent;
+	struct rx_mad rx[FAKE_MAX_RX];
+	size_t rx_head, rx_len;
+	struct txn *t;		/* to look at the window from inside send() */
+	unsigned int window;
+	unsigned int max_outstanding;	/* seen at any send */
+	int recv_calls;
+};
+
+static void fake_init(struct fake *f, enum fake_mode mode)
+{
+	memset(f, 0, sizeof(*f));
+	f->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (f->efd < 0)
+		abort();
+	f->sent = calloc(FAKE_MAX_SENT, sizeof(*f->sent));
+	if (!f->sent)
+		abort();
+	f->mode = mode;
+}
+
+static void fake_fini(struct fake *f)
+{
+	close(f->efd);
+	free(f->sent);
+}
+
+static void fake_push(struct fake *f, const uint8_t *mad, size_t len, int send_status)
+{
+	struct rx_mad *m;
+	uint64_t one = 1;
+
+	if (f->rx_len == FAKE_MAX_RX)
+		abort();
+	m = &f->rx[(f->rx_head + f->rx_len++) % FAKE_MAX_RX];
+	memset(m, 0, sizeof(*m));
+	memcpy(m->mad, mad, len < MAD_SIZE ? len : MAD_SIZE);
+	m->len = len;
+	m->send_status = send_status;
+	m->from.slid = 0x42;
+	m->from.qpn = 0;
+	if (write(f->efd, &one, sizeof(one)) != sizeof(one))
+		abort();
+}
+
+/* The answer a well-behaved node would give; the high TID bits are rewritten */
+static void make_answer(const uint8_t *req_mad, uint8_t *out, uint16_t status)
+{
+	struct smp s;
+
+	if (smp_decode(req_mad, MAD_SIZE, &s) < 0)
+		abort();
+	s.hdr.method = MAD_METHOD_GET_RESP;
+	s.hdr.status = status;
+	s.hdr.tid ^= UINT64_C(0xa5a5a5a500000000);
+	if (s.hdr.mgmt_class == MAD_CLASS_SMI_DR) {
+		s.hdr.direction = true;
+		s.hdr.hop_ptr = s.hdr.hop_cnt;
+	}
+	/* Some content, so the callback can tell answers apart */
+	memcpy(s.data, &s.hdr.attr_mod, sizeof(s.hdr.attr_mod));
+	if (smp_encode(&s, out) < 0)
+		abort();
+}
+
+static void fake_answer(struct fake *f, size_t idx, uint16_t status)
+{
+	uint8_t out[MAD_SIZE];
+
+	make_answer(f->sent[idx].mad, out, status);
+	f->sent[idx].answered = true;
+	fake_push(f, out, MAD_SIZE, 0);
+}
+
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t dlid,
+		     int timeout_ms)
+{
+	struct fake *f = ctx;
+	struct sent_mad *s;
+
+	if (f->nsent == FAKE_MAX_SENT)
+		abort();
+	s = &f->sent[f->nsent++];
+	memcpy(s->mad, mad, MAD_SIZE);
+	s->dr = dr;
+	s->dlid = dlid;
+	s->answered = false;
+	if (f->t) {
+		unsigned int o = txn_outstanding(f->t);
+
+		if (o > f->max_outstanding)
+			f->max_outstanding = o;
+	}
+	if (f->mode == FAKE_ANSWER)
+		fake_answer(f, f->nsent - 1, 0);
+	return 0;
+}
+
+static int fake_recv(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_addr *from,
+		     int *send_status)
+{
+	struct fake *f = ctx;
+	struct rx_mad *m;
+	uint64_t v;
+
+	f->recv_calls++;
+	if (!f->rx_len) {
+		/* Drained: the fd stops being readable */
+		if (read(f->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+			abort();
+		return -EAGAIN;
+	}
+	m = &f->rx[f->rx_head];
+	f->rx_head = (f->rx_head + 1) % FAKE_MAX_RX;
+	f->rx_len--;
+	memcpy(mad, m->mad, MAD_SIZE);
+	*len = m->len;
+	*from = m->from;
+	*send_status = m->send_status;
+	return 0;
+}
+
+static int fake_fd(void *ctx)
+{
+	return ((struct fake *)ctx)->efd;
+}
+
+static const struct txn_ops fake_ops = {
+	.send = fake_send,
+	.recv = fake_recv,
+	.fd = fake_fd,
+};
+
+static uint32_t sent_tid(const struct fake *f, size_t idx)
+{
+	return (uint32_t)wire_bits_get(f->sent[idx].mad, 64, 64);
+}
+
+static uint16_t sent_attr_id(const struct fake *f, size_t idx)
+{
+	return (uint16_t)wire_bits_get(f->sent[idx].mad, 128, 16);
+}
+
+static uint32_t sent_attr_mod(const struct fake *f, size_t idx)
+{
+	return (uint32_t)wire_bits_get(f->sent[idx].mad, 160, 32);
+}
+
+/* ---- completions ---- */
+
+#define MAX_REQ 1024
+
+struct result {
+	int calls;
+	int status;
+	bool had_resp;
+	uint16_t resp_status;
+	uint32_t resp_attr_mod;
+	uint32_t req_attr_mod;
+	uint32_t req_tid, resp_tid;
+	uint32_t data;
+};
+
+struct results {
+	struct result r[MAX_REQ];
+	int completed;
+	int mismatched;		/* resp did not belong to req */
+};
+
+struct req_arg {
+	struct results *res;
+	unsigned int id;
+};
+
+static struct req_arg args[MAX_REQ];
+
+static void on_done(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct req_arg *a = arg;
+	struct result *r = &a->res->r[a->id];
+
+	r->calls++;
+	r->status = status;
+	r->had_resp = resp != NULL;
+	r->req_attr_mod = req->hdr.attr_mod;
+	r->req_tid = (uint32_t)req->hdr.tid;
+	if (resp) {
+		r->resp_status = resp->hdr.status;
+		r->resp_attr_mod = resp->hdr.attr_mod;
+		r->resp_tid = (uint32_t)resp->hdr.tid;
+		memcpy(&r->data, resp->data, sizeof(r->data));
+		if (resp->hdr.attr_mod != req->hdr.attr_mod ||
+		    (uint32_t)resp->hdr.tid != (uint32_t)req->hdr.tid ||
+		    resp->hdr.attr_id != req->hdr.attr_id)
+			a->res->mismatched++;
+	}
+	a->res->completed++;
+}
+
+static void dr_req(struct smp *s, uint16_t attr, uint32_t mod, uint8_t hops)
+{
+	struct dr_path p = { 0 };
+
+	p.hops = hops;
+	for (unsigned int i = 1; i <= hops; i++)
+		p.port[i] = (uint8_t)i;
+	if (smp_init_dr(s, MAD_METHOD_GET, attr, mod, &p) < 0)
+		abort();
+}
+
+static int submit(struct txn *t, struct results *res, unsigned int id, uint16_t attr)
+{
+	struct smp s;
+
+	dr_req(&s, attr, id, (uint8_t)(id % 5));
+	args[id].res = res;
+	args[id].id = id;
+	return txn_submit(t, &s, 0, on_done, &args[id]);
+}
+
+static struct txn *new_txn(struct fake *f, unsigned int window, unsigned int timeout_ms,
+			   unsigned int retries)
+{
+	struct txn_cfg cfg = { .window = window, .timeout_ms = timeout_ms, .retries = retries };
+	struct txn *t = NULL;
+
+	if (txn_new(&fake_ops, f, &cfg, &t) < 0 || !t)
+		abort();
+	f->t = t;
+	f->window = window;
+	return t;
+}
+
+/* Wait for the fd or the next deadline, then dispatch */
+static int step(struct txn *t, struct fake *f)
+{
+	struct pollfd pfd = { .fd = f->efd, .events = POLLIN };
+	int to = txn_next_timeout_ms(t);
+
+	if (to != 0 && !f->rx_len)
+		poll(&pfd, 1, to < 0 ? 1000 : to);
+	return txn_dispatch(t);
+}
+
+/* ---- tests ---- */
+
+static void test_new_rejects(void)
+{
+	struct fake f;
+	struct txn_cfg cfg = { .window = 8, .timeout_ms = 100, .retries = 2 };
+	struct txn *t = NULL;
+
+	fake_init(&f, FAKE_SILENT);
+	cfg.window = 0;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
+	cfg.window = TXN_WINDOW_MAX + 1;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
+	cfg.window = 8;
+	cfg.timeout_ms = 0;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
+	cfg.timeout_ms = 100;
+	CHECK_EQ(txn_new(NULL, &f, &cfg, &t), -EINVAL);
+	CHECK_EQ(txn_new(&fake_ops, &f, NULL, &t), -EINVAL);
+	CHECK(t == NULL);
+
+	cfg.window = TXN_WINDOW_MAX;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), 0);
+	CHECK(t != NULL);
+	CHECK(txn_idle(t));
+	CHECK_EQ(txn_outstanding(t), 0);
+	CHECK_EQ(txn_next_timeout_ms(t), -1);
+	t = txn_free(t);
+	CHECK(t == NULL);
+	cfg.window = 1;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), 0);
+	txn_free(t);
+	txn_free(NULL);
+	fake_fini(&f);
+}
+
+static bool outstanding_tids_unique(const struct fake *f)
+{
+	for (size_t i = 0; i < f->nsent; i++) {
+		if (f->sent[i].answered)
+			continue;
+		for (size_t j = i + 1; j < f->nsent; j++)
+			if (!f->sent[j].answered && sent_tid(f, i) == sent_tid(f, j))
+				return false;
+	}
+	return true;
+}
+
+static size_t unanswered(const struct fake *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nsent; i++)
+		n += !f->sent[i].answered;
+	return n;
+}
+
+static void test_window(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	uint64_t rng = 12345;
+	int rounds = 0;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 8, 60000, 0);
+
+	for (unsigned int i = 0; i < 100; i++)
+		CHECK_EQ(submit(t, &res, i, SMP_ATTR_NODE_INFO), 0);
+	/* Nothing is sent from the caller's stack */
+	CHECK_EQ(f.nsent, 0);
+	CHECK(!txn_idle(t));
+	CHECK_EQ(txn_next_timeout_ms(t), 0);
+
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 8);
+	CHECK_EQ(txn_outstanding(t), 8);
+	CHECK(outstanding_tids_unique(&f));
+	CHECK(txn_next_timeout_ms(t) > 0);
+	/* In submission order, with the right transport addressing */
+	for (size_t i = 0; i < f.nsent; i++) {
+		CHECK_EQ(sent_attr_mod(&f, i), i);
+		CHECK(f.sent[i].dr);
+		CHECK_EQ(f.sent[i].dlid, LID_PERMISSIVE);
+	}
+	/* Dispatching again with nothing received sends nothing */
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 8);
+
+	/* Answer in a scrambled order, a few at a time */
+	while (res.completed < 100 && rounds++ < 1000) {
+		size_t open[FAKE_MAX_SENT], n = 0;
+		unsigned int k;
+
+		for (size_t i = 0; i < f.nsent; i++)
+			if (!f.sent[i].answered)
+				open[n++] = i;
+		if (!n)
+			break;
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		k = 1 + (unsigned int)((rng >> 33) % 3);
+		for (unsigned int j = 0; j < k && n; j++) {
+			size_t pick;
+
+			rng = rng * 6364136223846793005u + 1442695040888963407u;
+			pick = (size_t)((rng >> 33) % n);
+			fake_answer(&f, open[pick], 0);
+			open[pick] = open[--n];
+		}
+		CHECK_EQ(txn_dispatch(t), 0);
+		if (txn_outstanding(t) > 8 || unanswered(&f) > 8 || !outstanding_tids_unique(&f)) {
+			CHECK(!"window exceeded or TIDs reused among outstanding requests");
+			break;
+		}
+	}
+	CHECK_EQ(res.completed, 100);
+	CHECK_EQ(res.mismatched, 0);
+	CHECK_EQ(f.nsent, 100);
+	CHECK(f.max_outstanding <= 8);
+	for (unsigned int i = 0; i < 100; i++) {
+		CHECK_EQ(res.r[i].calls, 1);
+		CHECK_EQ(res.r[i].status, 0);
+		CHECK(res.r[i].had_resp);
+		CHECK_EQ(res.r[i].req_attr_mod, i);
+		CHECK_EQ(res.r[i].resp_attr_mod, i);
+		CHECK_EQ(res.r[i].data, i);
+	}
+	CHECK_EQ(txn_stats(t)->sent, 100);
+	CHECK_EQ(txn_stats(t)->answered, 100);
+	CHECK_EQ(txn_stats(t)->unmatched, 0);
+	CHECK_EQ(txn_stats(t)->malformed, 0);
+	CHECK_EQ(txn_stats(t)->timeouts, 0);
+	CHECK(txn_idle(t));
+	CHECK_EQ(txn_outstanding(t), 0);
+	CHECK_EQ(txn_next_timeout_ms(t), -1);
+	txn_stats_reset(t);
+	CHECK_EQ(txn_stats(t)->sent, 0);
+	CHECK_EQ(txn_stats(t)->answered, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* With the fake answering at once, txn_run() drives everything to the end */
+static void test_run_window(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_ANSWER);
+	t = new_txn(&f, 4, 60000, 0);
+	for (unsigned int i = 0; i < 500; i++)
+		submit(t, &res, i, i & 1 ? SMP_ATTR_PORT_INFO : SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.completed, 500);
+	CHECK_EQ(res.mismatched, 0);
+	CHECK_EQ(f.nsent, 500);
+	CHECK(f.max_outstanding <= 4);
+	CHECK_EQ(txn_stats(t)->answered, 500);
+	CHECK(txn_idle(t));
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* A mutable copy of the answer to sent[idx] */
+static void answer_copy(const struct fake *f, size_t idx, uint8_t *out)
+{
+	make_answer(f->sent[idx].mad, out, 0);
+}
+
+static void test_refused(void)
+{
+	static struct results res;
+	const struct txn_stats *st;
+	uint8_t a[MAD_SIZE];
+	struct fake f;
+	struct txn *t;
+	uint64_t junk;
+	uint64_t before;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 0);
+	st = txn_stats(t);
+	submit(t, &res, 0, SMP_ATTR_PORT_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+
+#define REFUSE(what, mad, len) do {						\
+	before = st->unmatched + st->malformed;					\
+	fake_push(&f, (mad), (len), 0);						\
+	CHECK_EQ(txn_dispatch(t), 0);						\
+	if (st->unmatched + st->malformed != before + 1)			\
+		fprintf(stderr, "not counted: %s\n", what);			\
+	CHECK_EQ(st->unmatched + st->malformed, before + 1);			\
+	CHECK_EQ(res.completed, 0);						\
+	CHECK_EQ(st->answered, 0);						\
+	CHECK_EQ(f.nsent, 1);							\
+} while (0)
+
+	/* Wrong TID (low 32 bits) */
+	answer_copy(&f, 0, a);
+	wire_bits_set(a, 64, 64, wire_bits_get(a, 64, 64) + 1);
+	REFUSE("wrong TID", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	wire_bits_set(a, 64, 64, wire_bits_get(a, 64, 64) ^ 0x80000000u);
+	REFUSE("wrong TID bit 31", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	wire_bits_set(a, 64, 64, wire_bits_get(a, 64, 64) ^ 0x00010000u);
+	REFUSE("wrong TID generation", a, MAD_SIZE);
+	/* Wrong attribute */
+	answer_copy(&f, 0, a);
+	wire_bits_set(a, 128, 16, SMP_ATTR_NODE_INFO);
+	REFUSE("wrong attribute id", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	wire_bits_set(a, 160, 32, 99);
+	REFUSE("wrong attribute modifier", a, MAD_SIZE);
+	/* DR answer without the D bit, or with another hop count */
+	answer_copy(&f, 0, a);
+	a[4] &= 0x7f;
+	REFUSE("no D bit", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	a[7] = 7;
+	REFUSE("wrong hop count", a, MAD_SIZE);
+	/* The same answer as a LID-routed SMP */
+	answer_copy(&f, 0, a);
+	a[1] = MAD_CLASS_SMI;
+	REFUSE("wrong class", a, MAD_SIZE);
+	/* A Set response is not a GetResp */
+	answer_copy(&f, 0, a);
+	a[3] = 0x82;
+	REFUSE("method 0x82", a, MAD_SIZE);
+	/* Garbage with a response method and our TID */
+	memset(a, 0xee, sizeof(a));
+	a[1] = MAD_CLASS_SMI_DR;
+	a[3] = MAD_METHOD_GET_RESP;
+	wire_bits_set(a, 64, 64, wire_bits_get(f.sent[0].mad, 64, 64));
+	REFUSE("garbage", a, MAD_SIZE);
+	/* Wrong versions */
+	answer_copy(&f, 0, a);
+	a[0] = 2;
+	REFUSE("base version 2", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	a[2] = 2;
+	REFUSE("class version 2", a, MAD_SIZE);
+	/* Truncated, and too short to hold a header */
+	answer_copy(&f, 0, a);
+	REFUSE("truncated 255", a, MAD_SIZE - 1);
+	REFUSE("truncated 100", a, 100);
+	REFUSE("truncated 24", a, 24);
+	REFUSE("truncated 10", a, 10);
+	REFUSE("empty", a, 0);
+	/* Not an SMP class: SA and PerfMgt answers with our TID */
+	answer_copy(&f, 0, a);
+	a[1] = MAD_CLASS_SA;
+	a[2] = 2;
+	REFUSE("SA class", a, MAD_SIZE);
+	answer_copy(&f, 0, a);
+	a[1] = 0x04;
+	REFUSE("PerfMgt class", a, MAD_SIZE);
+
+	/* All that did not disturb the request: the real answer completes it */
+	answer_copy(&f, 0, a);
+	junk = wire_bits_get(a, 64, 64);
+	/* with other high TID bits than we sent */
+	CHECK(junk >> 32 != wire_bits_get(f.sent[0].mad, 64, 64) >> 32);
+	fake_push(&f, a, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.completed, 1);
+	CHECK_EQ(res.r[0].status, 0);
+	CHECK_EQ(res.mismatched, 0);
+	CHECK_EQ(st->answered, 1);
+	/* A second copy of the same answer is late */
+	before = st->unmatched;
+	fake_push(&f, a, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(st->unmatched, before + 1);
+	CHECK_EQ(res.r[0].calls, 1);
+	CHECK(txn_idle(t));
+	txn_free(t);
+	fake_fini(&f);
+#undef REFUSE
+}
+
+static void test_tid_high_bits(void)
+{
+	static const uint32_t high[] = { 0, 0xffffffffu, 0x12345678u };
+	static struct results res;
+	uint8_t a[MAD_SIZE];
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 0);
+	/* LID routed: the transport gets the destination LID */
+	for (unsigned int i = 0; i < 3; i++) {
+		smp_init_lid(&s, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, i);
+		args[i].res = &res;
+		args[i].id = i;
+		CHECK_EQ(txn_submit(t, &s, (uint16_t)(0x1234 + i), on_done, &args[i]), 0);
+	}
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		CHECK(!f.sent[i].dr);
+		CHECK_EQ(f.sent[i].dlid, 0x1234 + i);
+	}
+	/* The kernel may hand back any high 32 bits; only the low 32 are ours */
+	for (unsigned int i = 0; i < 3; i++) {
+		answer_copy(&f, i, a);
+		wire_bits_set(a, 64, 32, high[i]);
+		fake_push(&f, a, MAD_SIZE, 0);
+	}
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.completed, 3);
+	CHECK_EQ(res.mismatched, 0);
+	for (unsigned int i = 0; i < 3; i++) {
+		CHECK_EQ(res.r[i].calls, 1);
+		CHECK_EQ(res.r[i].status, 0);
+		CHECK_EQ(res.r[i].resp_attr_mod, i);
+		CHECK_EQ(res.r[i].resp_tid, sent_tid(&f, i));
+	}
+	CHECK_EQ(txn_stats(t)->answered, 3);
+	CHECK_EQ(txn_stats(t)->unmatched, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+static void test_timeouts(void)
+{
+	static struct results res;
+	const struct txn_stats *st;
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 10, 2);
+	st = txn_stats(t);
+	for (unsigned int i = 0; i < 3; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.completed, 3);
+	for (unsigned int i = 0; i < 3; i++) {
+		unsigned int sends = 0;
+		uint32_t tids[8];
+
+		CHECK_EQ(res.r[i].calls, 1);
+		CHECK_EQ(res.r[i].status, -ETIMEDOUT);
+		CHECK(!res.r[i].had_resp);
+		/* Exactly 1 + retries tries, each with its own TID */
+		for (size_t k = 0; k < f.nsent; k++)
+			if (sent_attr_mod(&f, k) == i && sends < 8)
+				tids[sends++] = sent_tid(&f, k);
+		CHECK_EQ(sends, 3);
+		for (unsigned int a = 0; a < sends; a++)
+			for (unsigned int b = a + 1; b < sends; b++)
+				CHECK(tids[a] != tids[b]);
+	}
+	CHECK_EQ(f.nsent, 9);
+	CHECK_EQ(st->sent, 9);
+	CHECK_EQ(st->timeouts, 9);
+	CHECK_EQ(st->retries, 6);
+	CHECK_EQ(st->failed, 3);
+	CHECK_EQ(st->answered, 0);
+	CHECK(txn_idle(t));
+	txn_free(t);
+
+	/* retries = 0: one try only */
+	memset(&res, 0, sizeof(res));
+	f.nsent = 0;
+	t = new_txn(&f, 1, 5, 0);
+	submit(t, &res, 0, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.r[0].status, -ETIMEDOUT);
+	CHECK_EQ(f.nsent, 1);
+	CHECK_EQ(txn_stats(t)->timeouts, 1);
+	CHECK_EQ(txn_stats(t)->retries, 0);
+	CHECK_EQ(txn_stats(t)->failed, 1);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* A retry has a new TID; the late answer to the old one is not accepted */
+static void test_late_answer(void)
+{
+	static struct results res;
+	const struct txn_stats *st;
+	struct fake f;
+	struct txn *t;
+	size_t last;
+	int guard = 0;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 2, 10, 100);
+	st = txn_stats(t);
+	submit(t, &res, 7, SMP_ATTR_SWITCH_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	/* Let the first try expire */
+	while (f.nsent < 2 && guard++ < 10000)
+		step(t, &f);
+	CHECK(f.nsent >= 2);
+	CHECK_EQ(res.completed, 0);
+	last = f.nsent - 1;
+	CHECK(sent_tid(&f, 0) != sent_tid(&f, last));
+	CHECK_EQ(sent_attr_id(&f, last), SMP_ATTR_SWITCH_INFO);
+	/*
+	 * Answers to every earlier try, then to the current one, all in one
+	 * dispatch (which receives before it expires anything): only the
+	 * last counts.
+	 */
+	for (size_t i = 0; i < last; i++)
+		fake_answer(&f, i, 0);
+	fake_answer(&f, last, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(st->unmatched, last);
+	CHECK_EQ(res.completed, 1);
+	CHECK_EQ(res.r[7].status, 0);
+	CHECK_EQ(res.r[7].resp_tid, sent_tid(&f, last));
+	CHECK_EQ(res.r[7].req_tid, sent_tid(&f, last));
+	CHECK_EQ(st->answered, 1);
+	CHECK_EQ(st->retries, last);
+	/* And an answer to the first try after completion is also late */
+	fake_answer(&f, 0, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(st->unmatched, last + 1);
+	CHECK_EQ(res.r[7].calls, 1);
+
+	/* A slot reused by a new request does not take the old request's answer */
+	submit(t, &res, 8, SMP_ATTR_SWITCH_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	fake_answer(&f, last, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[8].calls, 0);
+	fake_answer(&f, f.nsent - 1, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[8].calls, 1);
+	CHECK_EQ(res.r[8].status, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* The transport gives our request back with a non-zero status: retry at once */
+static void test_send_status(void)
+{
+	static struct results res;
+	const struct txn_stats *st;
+	struct fake f;
+	struct txn *t;
+	uint32_t tid0, tid1;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 1, 60000, 2);
+	st = txn_stats(t);
+	submit(t, &res, 3, SMP_ATTR_NODE_DESC);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	tid0 = sent_tid(&f, 0);
+
+	fake_push(&f, f.sent[0].mad, MAD_SIZE, 110 /* ETIMEDOUT, as umad reports it */);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 2);	/* no waiting for the 60 s timeout */
+	tid1 = sent_tid(&f, 1);
+	CHECK(tid1 != tid0);
+	CHECK_EQ(sent_attr_id(&f, 1), SMP_ATTR_NODE_DESC);
+	CHECK_EQ(sent_attr_mod(&f, 1), 3);
+	CHECK_EQ(st->timeouts, 1);
+	CHECK_EQ(st->retries, 1);
+	CHECK_EQ(res.completed, 0);
+
+	/* A stale loss report for the first try changes nothing */
+	fake_push(&f, f.sent[0].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 2);
+	CHECK_EQ(st->unmatched, 1);
+	CHECK_EQ(st->timeouts, 1);
+
+	fake_push(&f, f.sent[1].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 3);
+	CHECK_EQ(res.completed, 0);
+	/* The third loss exhausts 1 + 2 tries */
+	fake_push(&f, f.sent[2].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 3);
+	CHECK_EQ(res.completed, 1);
+	CHECK_EQ(res.r[3].status, -ETIMEDOUT);
+	CHECK(!res.r[3].had_resp);
+	CHECK_EQ(st->timeouts, 3);
+	CHECK_EQ(st->retries, 2);
+	CHECK_EQ(st->failed, 1);
+	CHECK(txn_idle(t));
+
+	/* A loss report, then the answer to the retry */
+	submit(t, &res, 4, SMP_ATTR_NODE_DESC);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 4);
+	fake_push(&f, f.sent[3].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 5);
+	fake_answer(&f, 4, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[4].calls, 1);
+	CHECK_EQ(res.r[4].status, 0);
+	/* A truncated loss report is malformed, not a loss */
+	fake_push(&f, f.sent[4].mad, 10, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(st->malformed, 1);
+	CHECK_EQ(f.nsent, 5);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+static void test_bad_status(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 3);
+	submit(t, &res, 0, SMP_ATTR_PORT_INFO);
+	smp_init_lid(&s, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, 1);
+	args[1].res = &res;
+	args[1].id = 1;
+	txn_submit(t, &s, 5, on_done, &args[1]);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 2);
+	fake_answer(&f, 0, MAD_STATUS_INVALID_FIELD);
+	fake_answer(&f, 1, MAD_STATUS_METHOD_ATTR_UNSUPP | 0x8000);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.completed, 2);
+	CHECK_EQ(res.r[0].status, -EREMOTEIO);
+	CHECK(res.r[0].had_resp);
+	CHECK_EQ(res.r[0].resp_status, MAD_STATUS_INVALID_FIELD);
+	CHECK_EQ(res.r[1].status, -EREMOTEIO);
+	CHECK(res.r[1].had_resp);
+	CHECK_EQ(res.r[1].resp_status, MAD_STATUS_METHOD_ATTR_UNSUPP | 0x8000);
+	/* Not retried */
+	CHECK_EQ(f.nsent, 2);
+	CHECK_EQ(txn_stats(t)->bad_status, 2);
+	CHECK_EQ(txn_stats(t)->answered, 2);
+	CHECK_EQ(txn_stats(t)->retries, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+struct unsol {
+	int calls;
+	size_t len;
+	uint8_t method;
+	uint16_t attr_id;
+	uint16_t slid;
+};
+
+static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
+{
+	struct unsol *u = arg;
+
+	u->calls++;
+	u->len = len;
+	u->method = mad[3];
+	u->attr_id = (uint16_t)wire_bits_get(mad, 128, 16);
+	u->slid = from->slid;
+}
+
+static void test_unsolicited(void)
+{
+	static struct results res;
+	struct unsol u = { 0 };
+	uint8_t m[MAD_SIZE];
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 0);
+	submit(t, &res, 0, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+
+	/* Without a handler: dropped, completes nothing */
+	smp_init_lid(&s, MAD_METHOD_TRAP, SMP_ATTR_NOTICE, 0);
+	s.hdr.tid = wire_bits_get(f.sent[0].mad, 64, 64);	/* even with our TID */
+	smp_encode(&s, m);
+	fake_push(&f, m, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(u.calls, 0);
+	CHECK_EQ(res.completed, 0);
+	CHECK_EQ(txn_stats(t)->answered, 0);
+
+	txn_set_unsolicited(t, on_unsolicited, &u);
+	fake_push(&f, m, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(u.calls, 1);
+	CHECK_EQ(u.len, MAD_SIZE);
+	CHECK_EQ(u.method, MAD_METHOD_TRAP);
+	CHECK_EQ(u.attr_id, SMP_ATTR_NOTICE);
+	CHECK_EQ(u.slid, 0x42);
+	CHECK_EQ(txn_stats(t)->unsolicited, 1);
+	CHECK_EQ(res.completed, 0);
+
+	/* Another SM's Get(SMInfo), directed route */
+	struct dr_path p = { .hops = 1, .port = { 0, 1 } };
+
+	smp_init_dr(&s, MAD_METHOD_GET, SMP_ATTR_SM_INFO, 0, &p);
+	smp_encode(&s, m);
+	fake_push(&f, m, MAD_SIZE, 0);
+	/* and a TrapRepress */
+	smp_init_lid(&s, MAD_METHOD_TRAP_REPRESS, SMP_ATTR_NOTICE, 0);
+	smp_encode(&s, m);
+	fake_push(&f, m, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(u.calls, 3);
+	CHECK_EQ(u.method, MAD_METHOD_TRAP_REPRESS);
+	CHECK_EQ(txn_stats(t)->unsolicited, 3);
+	CHECK_EQ(res.completed, 0);
+
+	/* The outstanding request still completes normally */
+	fake_answer(&f, 0, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.completed, 1);
+	CHECK_EQ(res.r[0].status, 0);
+	CHECK_EQ(u.calls, 3);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* ---- re-entrancy: callbacks that submit ---- */
+
+struct chain {
+	struct txn *t;
+	struct fake *f;
+	int done, limit, status_bad;
+	int fanout_submitted;
+	bool sent_from_cb;	/* a send happened inside a callback */
+};
+
+static struct chain chain;
+
+static void on_chain(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct chain *c = &chain;
+	size_t before = c->f->nsent;
+	struct smp s;
+
+	(void)arg;
+	if (status)
+		c->status_bad++;
+	c->done++;
+	if (c->fanout_submitted < c->limit) {
+		/* Two more per completion: a growing tree of work */
+		for (int k = 0; k < 2 && c->fanout_submitted < c->limit; k++) {
+			dr_req(&s, SMP_ATTR_NODE_INFO, (uint32_t)c->fanout_submitted, 2);
+			if (txn_submit(c->t, &s, 0, on_chain, NULL) == 0)
+				c->fanout_submitted++;
+		}
+	}
+	if (c->f->nsent != before)
+		c->sent_from_cb = true;
+}
+
+static void test_reentrancy(void)
+{
+	struct fake f;
+	struct smp s;
+
+	fake_init(&f, FAKE_ANSWER);
+	memset(&chain, 0, sizeof(chain));
+	chain.f = &f;
+	chain.t = new_txn(&f, 3, 60000, 0);
+	chain.limit = 300;
+	dr_req(&s, SMP_ATTR_NODE_INFO, 0, 1);
+	CHECK_EQ(txn_submit(chain.t, &s, 0, on_chain, NULL), 0);
+	chain.fanout_submitted = 1;
+	CHECK_EQ(txn_run(chain.t), 0);
+	CHECK_EQ(chain.done, 300);
+	CHECK_EQ(chain.status_bad, 0);
+	CHECK_EQ(f.nsent, 300);
+	CHECK(!chain.sent_from_cb);
+	CHECK(f.max_outstanding <= 3);
+	CHECK_EQ(txn_stats(chain.t)->answered, 300);
+	CHECK(txn_idle(chain.t));
+	txn_free(chain.t);
+	fake_fini(&f);
+
+	/* The same after timeouts: a callback for a failed request submits more */
+	fake_init(&f, FAKE_SILENT);
+	memset(&chain, 0, sizeof(chain));
+	chain.f = &f;
+	chain.t = new_txn(&f, 2, 5, 0);
+	chain.limit = 5;
+	dr_req(&s, SMP_ATTR_NODE_INFO, 0, 1);
+	CHECK_EQ(txn_submit(chain.t, &s, 0, on_chain, NULL), 0);
+	chain.fanout_submitted = 1;
+	CHECK_EQ(txn_run(chain.t), 0);
+	CHECK_EQ(chain.done, 5);
+	CHECK_EQ(chain.status_bad, 5);
+	CHECK_EQ(f.nsent, 5);
+	CHECK(!chain.sent_from_cb);
+	CHECK_EQ(txn_stats(chain.t)->failed, 5);
+	txn_free(chain.t);
+	fake_fini(&f);
+}
+
+/* An SMP that cannot be encoded fails without being sent, and without stalling the rest */
+static void test_unencodable(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_ANSWER);
+	t = new_txn(&f, 2, 60000, 0);
+	dr_req(&s, SMP_ATTR_NODE_INFO, 0, 1);
+	s.hdr.hop_cnt = SMP_MAX_HOPS + 1;
+	args[0].res = &res;
+	args[0].id = 0;
+	CHECK_EQ(txn_submit(t, &s, 0, on_done, &args[0]), 0);
+	s.hdr.hop_cnt = 1;
+	s.hdr.mgmt_class = MAD_CLASS_SA;
+	args[1].res = &res;
+	args[1].id = 1;
+	CHECK_EQ(txn_submit(t, &s, 0, on_done, &args[1]), 0);
+	submit(t, &res, 2, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.completed, 3);
+	CHECK(res.r[0].status < 0);
+	CHECK(!res.r[0].had_resp);
+	CHECK(res.r[1].status < 0);
+	CHECK(!res.r[1].had_resp);
+	CHECK_EQ(res.r[2].status, 0);
+	CHECK_EQ(f.nsent, 1);
+	CHECK(txn_idle(t));
+	txn_free(t);
+	fake_fini(&f);
+}
+
+int main(void)
+{
+	RUN(test_new_rejects);
+	RUN(test_window);
+	RUN(test_run_window);
+	RUN(test_refused);
+	RUN(test_tid_high_bits);
+	RUN(test_timeouts);
+	RUN(test_late_answer);
+	RUN(test_send_status);
+	RUN(test_bad_status);
+	RUN(test_unsolicited);
+	RUN(test_reentrancy);
+	RUN(test_unencodable);
+	return unit_report();
+}
