@@ -27,7 +27,12 @@ for variant in plain sanitizers; do
 		done
 	fi
 done
-if [ "$rc" -eq 0 ]; then
-	echo "test.sh: all tests passed in both builds"
-fi
+# One closing line over both builds, counted from automake's result files
+count() { cat "$top"/build-*/tests/*/*.trs 2>/dev/null | grep -c "^:test-result: $1" || true; }
+passed=$(count PASS)
+failed=$(( $(count FAIL) + $(count ERROR) + $(count XPASS) ))
+skipped=$(count SKIP)
+[ "$rc" -eq 0 ] && [ "$failed" -gt 0 ] && rc=1
+echo "test.sh: plain and ASan+UBSan builds"
+echo "$passed passed, $failed failed, $skipped skipped"
 exit "$rc"
