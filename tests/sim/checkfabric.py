@@ -326,12 +326,18 @@ class Checker:
                 continue
             got = seen.get(end)
             if got is None:
-                self.fail("cables", "cable %s[%d] - %s[%d] not discovered" % (end + rem))
+                if end <= rem:             # report each cable once
+                    self.fail("cables", "cable %s[%d] - %s[%d] not discovered" % (end + rem))
             elif got != rem:
                 self.fail("cables", "%s[%d] goes to %s[%d], file says %s[%d]"
                           % (end + got + rem))
         for end, rem in seen.items():
-            if end not in flinks or end in unlinked:
+            if end > rem:
+                continue
+            if end in unlinked:
+                self.fail("cables", "cable %s[%d] - %s[%d] was expected to be unlinked"
+                          % (end + rem))
+            elif end not in flinks:
                 self.fail("cables", "unexpected cable %s[%d] - %s[%d]" % (end + rem))
 
         # ---- 2. port states / 3. LIDs ----------------------------------------

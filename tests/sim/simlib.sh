@@ -19,9 +19,12 @@
 #   SIM_PRELOAD_BEFORE libraries sim_run preloads BEFORE libumad2sim.so (shims
 #                      that wrap open/write must come first, see madcount.c)
 # Exported by sim_start: IBSIM_SOCKNAME, SIM_DIR, SIM_LOG, SIM_PRELOAD.
-# A hook function sim_cleanup_hook, if defined, is called by the EXIT trap.
+# sim_start installs EXIT/INT/TERM traps that call sim_stop; an EXIT trap the
+# caller set before is kept and run afterwards, and so is a function named
+# sim_cleanup_hook if one is defined.
 #
-# Simulator quirks (ibsim 0.10 / umad2sim, Debian 12), found while writing this:
+# Simulator quirks (ibsim 0.10 / umad2sim, Debian 12), checked while writing
+# this (more, for SM authors, in tests/sim/README.md):
 #  * ibsim's console reads stdin; at EOF it spins at 100% CPU.  We give it a
 #    FIFO that a "sleep" process holds open for writing; console commands are
 #    written into the same FIFO.  Both processes are killed by sim_stop.
@@ -30,24 +33,25 @@
 #  * A client that starts before ibsim (or with a wrong IBSIM_SOCKNAME) does
 #    not fail: umad2sim retries connect() every 2 s forever.  Hence the
 #    timeout on every sim_run.
-#  * At most 10 clients at a time (IBSIM_MAX_CLIENTS).  The 11th fails fast
-#    ("connect failed").  A client slot is freed only when the client exits
-#    normally (umad2sim's atexit handler disconnects): a client killed by a
-#    signal it does not handle (SIGKILL, or SIGTERM from timeout(1) on a
-#    diag tool) leaks its slot for the life of this ibsim.
+#  * At most 10 clients at a time (IBSIM_MAX_CLIENTS).  The 11th fails at
+#    once ("sim_init: connect failed").  A slot is freed only when the client
+#    exits normally (umad2sim's atexit handler disconnects): a client killed
+#    by a signal it does not handle (SIGKILL, or timeout(1)'s SIGTERM on a
+#    diag tool) leaks its slot for the life of that ibsim.
 #  * umad2sim fakes /sys/class/infiniband* under "./sys-<pid>" in the
 #    client's CURRENT directory (created on first use, removed at normal
 #    exit).  The cwd must be writable, a client must not chdir() after its
-#    first umad call, and killed clients leave sys-<pid> behind; sim_run
+#    first umad call, and killed clients leave sys-<pid> behind: sim_run
 #    removes such leftovers of dead processes.
-#  * Only one SM (issm) client per node: opening /dev/infiniband/issm0 (or
-#    SIM_SET_ISSM=1) fails for a second one on the same node.
-#  * Startup: ibsim parses and links the whole file before printing
-#    "Network simulator ready"; this takes well under a second even for
-#    1344 nodes (see the timing printed by sim_start), but the default
-#    limits (2048 nodes, 256 switches, 13312 ports, LinearFDBCap 30720)
-#    make it abort ("no more switches") on larger files: sim_start raises
-#    -N/-S/-P/-L from the file's contents.
+#  * A client that sends MADs much faster than it reads them can deadlock
+#    with ibsim: umad2sim holds a global mutex while write() blocks on the
+#    full socket to ibsim, its receiver thread needs that mutex, and ibsim
+#    then spins at 100% CPU retrying the reply on EAGAIN forever.  Seen with
+#    a 5000-MAD burst; 8-256 outstanding with concurrent reads was fine.
+#  * Startup is fast (0.1-0.2 s for 1344 nodes, 1.6 s for 9472; sim_start
+#    prints it), but the default limits (2048 nodes, 256 switches, 13312 ports,
+#    LinearFDBCap 30720) make ibsim abort on larger files ("no more
+#    switches"): sim_start raises -N/-S/-P/-L from the file's contents.
 #  * Every port line of our files triggers a harmless "parse_port_connection_
 #    data: cannot parse remote lid and connection type" warning in the log.
 
@@ -59,7 +63,27 @@ _SIM_SLEEPER_PID=
 _SIM_OWN_DIR=
 _SIM_CLIENT_PIDS=
 
+_SIM_PREV_EXIT_TRAP=
+_SIM_TRAPPED=
+
 _sim_log() { printf 'simlib: %s\n' "$*" >&2; }
+
+# Install our EXIT/INT/TERM traps once, keeping the caller's EXIT trap (if
+# any) to run after sim_stop.
+_sim_install_traps() {
+	local prev
+	[ -z "$_SIM_TRAPPED" ] || return 0
+	prev=$(trap -p EXIT)		# "trap -- 'CMD' EXIT" or empty
+	if [ -n "$prev" ]; then
+		prev=${prev#"trap -- "}
+		prev=${prev%" EXIT"}
+		eval "_SIM_PREV_EXIT_TRAP=$prev"
+	fi
+	trap '_sim_on_exit' EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	_SIM_TRAPPED=1
+}
 
 # Print "-N n -S s -P p [-L l]" when NETFILE exceeds ibsim's default limits.
 sim_limits() {
@@ -101,9 +125,7 @@ sim_start() {
 	export SIM_PRELOAD="$SIM_UMAD2SIM"
 	export IBSIM_SOCKNAME="smdsim-$$-${RANDOM}${RANDOM}"
 
-	trap '_sim_on_exit' EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM
+	_sim_install_traps
 
 	rm -f "$SIM_DIR/console"
 	mkfifo "$SIM_DIR/console"
@@ -213,7 +235,8 @@ sim_stop() {
 
 _sim_on_exit() {
 	local rc=$?
-	if declare -F sim_cleanup_hook >/dev/null; then sim_cleanup_hook || true; fi
 	sim_stop
+	if declare -F sim_cleanup_hook >/dev/null; then sim_cleanup_hook || true; fi
+	if [ -n "$_SIM_PREV_EXIT_TRAP" ]; then eval "$_SIM_PREV_EXIT_TRAP" || true; fi
 	exit "$rc"
 }
