@@ -169,6 +169,16 @@ int mad_port_open(const char *spec, struct mad_port **out)
 		     (1L << MAD_METHOD_TRAP) | (1L << MAD_METHOD_TRAP_REPRESS);
 	p->agent[MAD_AGENT_SMI_DR] = umad_register(p->portid, MAD_CLASS_SMI_DR, 1, 0, dr_mask);
 	p->agent[MAD_AGENT_SMI] = umad_register(p->portid, MAD_CLASS_SMI, 1, 0, lr_mask);
+	/*
+	 * The SA: requests of every method a client may send, and RMPP ACKs
+	 * (a kernel RMPP receiver ACKs with the request method, IBA 13.6.2).
+	 * rmpp_version 0: segmentation is done here, not by the kernel.
+	 */
+	long sa_mask[16 / sizeof(long)] = { 0 };
+
+	sa_mask[0] = (1L << MAD_METHOD_GET) | (1L << MAD_METHOD_SET) | (1L << 0x12) |
+		     (1L << 0x14) | (1L << 0x15);
+	p->agent[MAD_AGENT_SA] = umad_register(p->portid, MAD_CLASS_SA, 2, 0, sa_mask);
 	if (p->agent[MAD_AGENT_SMI_DR] < 0 || p->agent[MAD_AGENT_SMI] < 0) {
 		r = p->agent[MAD_AGENT_SMI_DR] < 0 ? p->agent[MAD_AGENT_SMI_DR] :
 						      p->agent[MAD_AGENT_SMI];
@@ -224,8 +234,10 @@ int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MA
 
 	if ((unsigned int)agent >= MAD_AGENT_MAX)
 		return -EINVAL;
+	if (p->agent[agent] < 0)
+		return -EOPNOTSUPP;
 	memcpy(umad_get_mad(p->sbuf), mad, MAD_SIZE);
-	umad_set_addr(p->sbuf, dlid, (int)qpn, 0, 0);
+	umad_set_addr(p->sbuf, dlid, (int)qpn, 0, qpn ? (int)0x80010000 : 0);
 	r = umad_send(p->portid, p->agent[agent], p->sbuf, MAD_SIZE, timeout_ms, 0);
 	return r < 0 ? (r == -1 ? -EIO : r) : 0;
 }
@@ -251,6 +263,7 @@ int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 		from->slid = ntohs(addr->lid);
 		from->qpn = ntohl(addr->qpn);
 		from->sl = addr->sl;
+		from->pkey_index = addr->pkey_index;
 	}
 	return 0;
 }

@@ -16,6 +16,7 @@
 enum mad_agent {
 	MAD_AGENT_SMI_DR,	/* class 0x81 */
 	MAD_AGENT_SMI,		/* class 0x01 */
+	MAD_AGENT_SA,		/* class 0x03, version 2, RMPP in user space */
 	MAD_AGENT_MAX
 };
 
@@ -34,6 +35,7 @@ struct mad_addr {
 	uint16_t slid;
 	uint32_t qpn;
 	uint8_t sl;
+	uint16_t pkey_index;
 };
 
 struct mad_port;
@@ -50,7 +52,10 @@ struct mad_port *mad_port_close(struct mad_port *p);
 int mad_port_fd(const struct mad_port *p);
 const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
 
-/* Send one MAD; dlid 0xffff + qpn 0 for directed route */
+/*
+ * Send one MAD; dlid 0xffff + qpn 0 for directed route. GSI MADs (qpn != 0)
+ * carry the well-known Q_Key 0x80010000 (IBA 13.5.1).
+ */
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms);
 /*

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * smctl: one binary, one file per group of commands (smctl_db.c reads the
+ * database, smctl_sa.c queries the SA, ...). Each command parses its own
+ * options from argv[0] = the command name; it returns the exit status.
+ */
+#ifndef SMD_SMCTL_H
+#define SMD_SMCTL_H
+
+#include <stdio.h>
+
+struct smctl_ctx {
+	const char *db;		/* --db, or the default database */
+};
+
+struct smctl_cmd {
+	const char *name;
+	const char *synopsis;
+	int (*run)(struct smctl_ctx *ctx, int argc, char **argv);
+};
+
+/* smctl_db.c */
+int smctl_status(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv);
+
+/* Option parsing shared by commands: --db FILE anywhere after the command */
+int smctl_parse_db_opt(struct smctl_ctx *ctx, int argc, char **argv, const char *usage);
+
+#endif
