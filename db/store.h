@@ -1,26 +1,43 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Persistent state in SQLite: the LID every port GUID was given, and a
- * record of each sweep. The schema is versioned with PRAGMA user_version
- * and migrated forward on open. Only this folder speaks SQL.
+ * Persistent state in SQLite: the fabric as the last sweep saw it (nodes,
+ * ports, links, switches), the LID every port GUID was given (kept while
+ * the port is absent), and a history of sweeps and of what changed between
+ * them (events). The schema is versioned with PRAGMA user_version and
+ * migrated forward on open; man/smctl.8 documents it for operators. Every
+ * sweep is saved in one transaction. Only this folder speaks SQL.
  */
 #ifndef SMD_DB_STORE_H
 #define SMD_DB_STORE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "topo/fabric.h"
+#include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
+/* How long a write waits for another process's lock before -EBUSY */
+#define STORE_BUSY_TIMEOUT_MS 2000
+/* History kept: the newest sweeps (with their events) and events */
+#define STORE_KEEP_SWEEPS 20000
+#define STORE_KEEP_EVENTS 200000
 
 struct store;
 
 struct store_sweep {
+	int64_t id;		/* read back only */
 	int64_t started;	/* unix seconds */
+	int64_t finished;	/* unix seconds; 0 when saving: started + seconds */
 	double seconds;
 	unsigned int nodes, switches, cas, ports, lids;
+	unsigned int links;
+	unsigned int events;	/* read back only: events the sweep recorded */
 	uint64_t smps_sent, smps_timed_out, smps_retried;
+	uint64_t sm_node_guid, sm_port_guid;	/* where the SM ran from */
 	int up;			/* 1 when the subnet came up */
+	int err;		/* 0, or -errno when the sweep failed before the end */
+	char error[96];		/* read back only: what err said */
 };
 
 struct store_lid {
@@ -29,24 +46,73 @@ struct store_lid {
 	uint16_t lid;
 	uint8_t lmc;
 	int64_t last_seen;
+	bool present;		/* the port was in the last saved fabric */
 	char desc[SMP_DATA_SIZE + 1];
+};
+
+/* One row of the event table, as text ready to print */
+struct store_event {
+	int64_t id;
+	int64_t sweep_id;	/* 0: not from a sweep (smctl) */
+	int64_t time;
+	char kind[24];
+	uint64_t node_guid;	/* 0 when none */
+	int port_num;		/* -1 when none */
+	uint64_t port_guid;	/* 0 when none */
+	uint64_t peer_guid;	/* links: the other end; lid_released: the new holder */
+	int peer_port;		/* -1 when none */
+	char old_value[SMP_DATA_SIZE * 2];
+	char new_value[SMP_DATA_SIZE * 2];
+	char detail[SMP_DATA_SIZE * 2];
 };
 
 /*
  * Opens (creating it when missing) and migrates the database. -EBADMSG for
  * a file that is not a database or is corrupt, -EPROTONOSUPPORT for a
  * schema newer than this build: the file is left untouched in both cases.
+ * -EBUSY when another process holds a lock longer than the busy timeout.
  */
 int store_open(const char *path, int readonly, struct store **out);
 struct store *store_close(struct store *s);
 /* Human-readable reason for the last failure, or "" */
 const char *store_errmsg(const struct store *s);
+/*
+ * Moves a database that store_open() refused aside, with its -wal and -shm
+ * files: path becomes aside = "path.corrupt-<unix time>" (written to
+ * aside[len]). 0, or -errno from rename() (aside says which file failed).
+ */
+int store_set_aside(const char *path, int64_t now, char *aside, size_t len);
 int store_lid_lookup(struct store *s, uint64_t port_guid, uint16_t *lid);
-/* Record the endports' LIDs and the sweep, in one transaction */
+/*
+ * Every remembered LID, for lid_assign_reserved(): *out is malloc'ed (free
+ * it), *n entries; 0 or -errno.
+ */
+int store_lid_reservations(struct store *s, struct lid_reservation **out, size_t *n);
+/* Drop the LID remembered for a port GUID (*lid: what it was); -ENOENT if none */
+int store_lid_forget(struct store *s, uint64_t port_guid, int64_t now, uint16_t *lid);
+/*
+ * Record the sweep and, when f is not NULL, the fabric it ended with: the
+ * nodes, ports, links and switches, the endports' LIDs, and an event for
+ * each difference from the fabric saved before. One transaction: all or
+ * nothing. A failed sweep (sw->err) is saved with f NULL.
+ */
 int store_save_sweep(struct store *s, const struct fabric *f, const struct store_sweep *sw);
+/* The newest sweep, whatever its outcome; -ENOENT when none */
 int store_last_sweep(struct store *s, struct store_sweep *out);
+/*
+ * The fabric of the newest sweep that saved one, as a struct fabric (node
+ * info, descriptions, switch info, PortInfo of every port seen, links,
+ * endport LIDs; fab_port.load = LIDs a switch port forwards). *sweep gets
+ * that sweep. -ENOENT when no fabric was saved yet.
+ */
+int store_load_fabric(struct store *s, struct fabric **out, struct store_sweep *sweep);
 /* Iterate remembered LIDs in LID order; cb returns non-zero to stop */
 int store_foreach_lid(struct store *s, int (*cb)(void *ctx, const struct store_lid *l),
 		      void *ctx);
+/* The newest `limit` sweeps / events, oldest first; cb returns non-zero to stop */
+int store_foreach_sweep(struct store *s, unsigned int limit,
+			int (*cb)(void *ctx, const struct store_sweep *sw), void *ctx);
+int store_foreach_event(struct store *s, unsigned int limit,
+			int (*cb)(void *ctx, const struct store_event *ev), void *ctx);
 
 #endif

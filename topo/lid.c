@@ -5,9 +5,11 @@
 
 #include "topo/lid.h"
 
+enum { LID_FREE, LID_TAKEN, LID_RESERVED };
+
 struct lid_ctx {
-	uint8_t *used;		/* [0..LID_UCAST_MAX] */
-	unsigned int cursor;	/* every LID below it is used */
+	uint8_t *used;		/* [0..LID_UCAST_MAX]: LID_FREE, LID_TAKEN or LID_RESERVED */
+	unsigned int cursor;	/* every LID below it is taken or reserved */
 };
 
 static bool block_ok(const struct lid_ctx *c, unsigned int lid, uint8_t lmc)
@@ -24,7 +26,25 @@ static bool block_ok(const struct lid_ctx *c, unsigned int lid, uint8_t lmc)
 
 static void block_take(struct lid_ctx *c, unsigned int lid, uint8_t lmc)
 {
-	memset(c->used + lid, 1, 1u << lmc);
+	memset(c->used + lid, LID_TAKEN, 1u << lmc);
+}
+
+/* Last resort: an aligned block that no port of this fabric took, reserved or not */
+static int block_reclaim(struct lid_ctx *c, uint8_t lmc, uint16_t *out)
+{
+	unsigned int count = 1u << lmc;
+
+	for (unsigned int lid = count; lid + count - 1 <= LID_UCAST_MAX; lid += count) {
+		unsigned int k = 0;
+
+		while (k < count && c->used[lid + k] != LID_TAKEN)
+			k++;
+		if (k == count) {
+			*out = (uint16_t)lid;
+			return 0;
+		}
+	}
+	return -ENOSPC;
 }
 
 static int block_find(struct lid_ctx *c, uint8_t lmc, uint16_t *out)
@@ -54,8 +74,43 @@ static int cmp_port_guid(const void *a, const void *b)
 	return (int)pa->num - (int)pb->num;
 }
 
+static int cmp_guid_key(const void *key, const void *elem)
+{
+	uint64_t g = *(const uint64_t *)key;
+	const struct fab_port *p = *(struct fab_port *const *)elem;
+
+	return g < p->guid ? -1 : g > p->guid;
+}
+
+/* Mark the blocks of absent ports; eps[0..n) is sorted by GUID */
+static void reserve(struct lid_ctx *c, struct fab_port **eps, size_t n,
+		    const struct lid_reservation *res, size_t nres, struct lid_stats *st)
+{
+	for (size_t i = 0; i < nres; i++) {
+		const struct lid_reservation *r = &res[i];
+		unsigned int count;
+
+		if (r->lmc > 7)
+			continue;
+		count = 1u << r->lmc;
+		if (r->lid < LID_UCAST_MIN || r->lid + count - 1 > LID_UCAST_MAX ||
+		    (r->lid & (count - 1)))
+			continue;
+		if (n && bsearch(&r->guid, eps, n, sizeof(*eps), cmp_guid_key))
+			continue;	/* present: passes 1 and 3 give it back to its port */
+		memset(c->used + r->lid, LID_RESERVED, count);
+		st->reserved++;
+	}
+}
+
 int lid_assign(struct fabric *f, uint8_t lmc, lid_lookup_fn lookup, void *ctx,
 	       struct lid_stats *st)
+{
+	return lid_assign_reserved(f, lmc, lookup, ctx, NULL, 0, st);
+}
+
+int lid_assign_reserved(struct fabric *f, uint8_t lmc, lid_lookup_fn lookup, void *ctx,
+			const struct lid_reservation *res, size_t nres, struct lid_stats *st)
 {
 	struct lid_ctx c = { .cursor = LID_UCAST_MIN };
 	struct fab_port **eps;
@@ -91,6 +146,7 @@ int lid_assign(struct fabric *f, uint8_t lmc, lid_lookup_fn lookup, void *ctx,
 	/* A deterministic order makes the result independent of discovery order */
 	qsort(eps, n, sizeof(*eps), cmp_port_guid);
 	st->endports = (unsigned int)n;
+	reserve(&c, eps, n, res, nres, st);
 
 	/* Pass 1: held LIDs that the database agrees with win any clash */
 	for (size_t i = 0; i < n; i++) {
@@ -136,6 +192,11 @@ int lid_assign(struct fabric *f, uint8_t lmc, lid_lookup_fn lookup, void *ctx,
 		if (p->lid)
 			continue;
 		r = block_find(&c, p->lmc, &p->lid);
+		if (r == -ENOSPC && st->reserved) {
+			r = block_reclaim(&c, p->lmc, &p->lid);
+			if (!r)
+				st->reclaimed++;
+		}
 		if (r < 0)
 			goto out;
 		block_take(&c, p->lid, p->lmc);

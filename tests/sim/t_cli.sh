@@ -28,11 +28,11 @@ rc=0; "$SMD" --bogus >"$tmp/e4" 2>&1 || rc=$?
 check test "$rc" -eq 2
 rc=0; "$SMD" extra-arg >"$tmp/e5" 2>&1 || rc=$?
 check test "$rc" -eq 2
-# A database that is not SQLite: smd warns, runs without it, leaves it alone
+# A database that is not SQLite: moved aside intact, a fresh one started
 head -c 4096 /dev/urandom >"$tmp/junk.db"
 cp "$tmp/junk.db" "$tmp/junk.orig"
 sim_run "$SMD" --once --db "$tmp/junk.db" >"$tmp/junk" 2>&1
-check grep -q "running without persistence" "$tmp/junk"
+check grep -q "moved it aside to $tmp/junk.db.corrupt-" "$tmp/junk"
 check grep -q "subnet UP" "$tmp/junk"
-check cmp -s "$tmp/junk.db" "$tmp/junk.orig"
+check cmp -s "$tmp/junk.orig" "$(ls "$tmp"/junk.db.corrupt-* | grep -v -e '-wal$' -e '-shm$')"
 finish
