@@ -1,0 +1,434 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SA codecs. Record layouts follow IBA 15.2.5; each record type has a table
+ * of (bit offset, width) in component-mask order, reserved fields included,
+ * because the mask numbers every field of the record, reserved or not.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "mad/sa.h"
+
+#define GET(buf, off, w)	wire_bits_get((buf), (off), (w))
+#define SET(buf, off, w, v)	wire_bits_set((buf), (off), (w), (uint64_t)(v))
+
+/* MAD header (IBA 13.4.3) + RMPP header (13.6.2.1) + SA header (15.2.1.1) */
+int sa_mad_decode(const uint8_t *buf, size_t len, struct sa_mad *m)
+{
+	/*
+	 * A GSI MAD is 256 bytes on the wire, but some senders hand over only
+	 * the bytes they filled (OpenSM under the simulator): accept a MAD cut
+	 * after the SA header and read the missing data as zeros.
+	 */
+	if (!buf || len < SA_HDR_SIZE || len > MAD_SIZE)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	m->hdr.base_version = buf[0];
+	m->hdr.mgmt_class = buf[1];
+	m->hdr.class_version = buf[2];
+	m->hdr.method = buf[3];
+	if (m->hdr.base_version != 1 || m->hdr.mgmt_class != MAD_CLASS_SA)
+		return -EBADMSG;
+	m->hdr.status = GET(buf, 32, 16);
+	m->hdr.tid = GET(buf, 64, 64);
+	m->hdr.attr_id = GET(buf, 128, 16);
+	m->hdr.attr_mod = GET(buf, 160, 32);
+	m->rmpp.version = buf[24];
+	m->rmpp.type = buf[25];
+	m->rmpp.resp_time = GET(buf, 208, 5);
+	m->rmpp.flags = GET(buf, 213, 3);
+	m->rmpp.status = buf[27];
+	m->rmpp.data1 = GET(buf, 224, 32);
+	m->rmpp.data2 = GET(buf, 256, 32);
+	m->sm_key = GET(buf, 288, 64);
+	m->attr_offset = GET(buf, 352, 16);
+	m->comp_mask = GET(buf, 384, 64);
+	memcpy(m->data, buf + SA_HDR_SIZE, len - SA_HDR_SIZE);
+	return 0;
+}
+
+int sa_mad_encode(const struct sa_mad *m, uint8_t buf[MAD_SIZE])
+{
+	if (m->hdr.mgmt_class != MAD_CLASS_SA)
+		return -EINVAL;
+	memset(buf, 0, MAD_SIZE);
+	buf[0] = m->hdr.base_version;
+	buf[1] = m->hdr.mgmt_class;
+	buf[2] = m->hdr.class_version;
+	buf[3] = m->hdr.method;
+	SET(buf, 32, 16, m->hdr.status);
+	SET(buf, 64, 64, m->hdr.tid);
+	SET(buf, 128, 16, m->hdr.attr_id);
+	SET(buf, 160, 32, m->hdr.attr_mod);
+	buf[24] = m->rmpp.version;
+	buf[25] = m->rmpp.type;
+	SET(buf, 208, 5, m->rmpp.resp_time);
+	SET(buf, 213, 3, m->rmpp.flags);
+	buf[27] = m->rmpp.status;
+	SET(buf, 224, 32, m->rmpp.data1);
+	SET(buf, 256, 32, m->rmpp.data2);
+	SET(buf, 288, 64, m->sm_key);
+	SET(buf, 352, 16, m->attr_offset);
+	SET(buf, 384, 64, m->comp_mask);
+	memcpy(buf + SA_HDR_SIZE, m->data, SA_DATA_SIZE);
+	return 0;
+}
+
+struct field {
+	uint16_t off;
+	uint16_t width;
+};
+
+/* NodeRecord: IBA 15.2.5.2 (LID, reserved, NodeInfo, NodeDescription) */
+static const struct field node_record[] = {
+	{ 0, 16 }, { 16, 16 }, { 32, 8 }, { 40, 8 }, { 48, 8 }, { 56, 8 }, { 64, 64 },
+	{ 128, 64 }, { 192, 64 }, { 256, 16 }, { 272, 16 }, { 288, 32 }, { 320, 8 },
+	{ 328, 24 }, { 352, 512 },
+};
+
+/* PortInfoRecord: IBA 15.2.5.3 (EndportLID, PortNum, Options, PortInfo at bit 32) */
+#define PI(o, w) { 32 + (o), (w) }
+static const struct field port_info_record[] = {
+	{ 0, 16 }, { 16, 8 }, { 24, 8 },
+	PI(0, 64), PI(64, 64), PI(128, 16), PI(144, 16), PI(160, 32), PI(192, 16), PI(208, 16),
+	PI(224, 8), PI(232, 8), PI(240, 8), PI(248, 8), PI(256, 4), PI(260, 4), PI(264, 4),
+	PI(268, 4), PI(272, 2), PI(274, 3), PI(277, 3), PI(280, 4), PI(284, 4), PI(288, 4),
+	PI(292, 4), PI(296, 4), PI(300, 4), PI(304, 8), PI(312, 8), PI(320, 8), PI(328, 4),
+	PI(332, 4), PI(336, 3), PI(339, 5), PI(344, 4), PI(348, 1), PI(349, 1), PI(350, 1),
+	PI(351, 1), PI(352, 16), PI(368, 16), PI(384, 16), PI(400, 8), PI(408, 1), PI(409, 2),
+	PI(411, 5), PI(416, 3), PI(419, 5), PI(424, 4), PI(428, 4), PI(432, 16), PI(448, 8),
+	PI(456, 24), PI(480, 16), PI(496, 4), PI(500, 4), PI(504, 3), PI(507, 5),
+};
+
+/* SwitchInfoRecord: IBA 15.2.5.4 (LID, reserved, SwitchInfo at bit 32) */
+static const struct field switch_info_record[] = {
+	{ 0, 16 }, { 16, 16 },
+	PI(0, 16), PI(16, 16), PI(32, 16), PI(48, 16), PI(64, 8), PI(72, 8), PI(80, 8),
+	PI(88, 5), PI(93, 1), PI(94, 2), PI(96, 16), PI(112, 16), PI(128, 1), PI(129, 1),
+	PI(130, 1), PI(131, 1), PI(132, 1), PI(133, 11), PI(144, 16),
+};
+
+/* LinkRecord: IBA 15.2.5.13 */
+static const struct field link_record[] = {
+	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 16 }, { 48, 16 },
+};
+
+/* LinearForwardingTableRecord: IBA 15.2.5.6 */
+static const struct field lft_record[] = {
+	{ 0, 16 }, { 16, 16 }, { 32, 32 }, { 64, 512 },
+};
+
+/* SMInfoRecord: IBA 15.2.5.11 */
+static const struct field sm_info_record[] = {
+	{ 0, 16 }, { 16, 16 }, { 32, 64 }, { 96, 64 }, { 160, 32 }, { 192, 4 }, { 196, 4 },
+};
+
+/* SLtoVLMappingTableRecord: IBA 15.2.5.4 */
+static const struct field sl2vl_record[] = {
+	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 64 },
+};
+
+/* VLArbitrationTableRecord: IBA 15.2.5.9 */
+static const struct field vlarb_record[] = {
+	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 512 },
+};
+
+/* P_KeyTableRecord: IBA 15.2.5.11 */
+static const struct field pkey_record[] = {
+	{ 0, 16 }, { 16, 16 }, { 32, 8 }, { 40, 24 }, { 64, 512 },
+};
+
+/* GUIDInfoRecord: IBA 15.2.5.18 */
+static const struct field guid_info_record[] = {
+	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 512 },
+};
+
+/* PathRecord: IBA 15.2.5.16, table 209 (ServiceID takes two mask bits) */
+static const struct field path_record_fields[] = {
+	{ 0, 32 }, { 32, 32 }, { 64, 128 }, { 192, 128 }, { 320, 16 }, { 336, 16 },
+	{ 352, 1 }, { 353, 3 }, { 356, 20 }, { 376, 8 }, { 384, 8 }, { 392, 1 }, { 393, 7 },
+	{ 400, 16 }, { 416, 12 }, { 428, 4 }, { 432, 2 }, { 434, 6 }, { 440, 2 }, { 442, 6 },
+	{ 448, 2 }, { 450, 6 }, { 456, 8 }, { 464, 48 },
+};
+
+#define TABLE(t) t, sizeof(t) / sizeof(t[0])
+
+static const struct {
+	uint16_t attr;
+	uint16_t size;
+	const struct field *f;
+	unsigned int n;
+} records[] = {
+	{ SA_ATTR_NODE_RECORD, 108, TABLE(node_record) },
+	{ SA_ATTR_PORT_INFO_RECORD, 68, TABLE(port_info_record) },
+	{ SA_ATTR_SWITCH_INFO_RECORD, 24, TABLE(switch_info_record) },
+	{ SA_ATTR_LINK_RECORD, 8, TABLE(link_record) },
+	{ SA_ATTR_LFT_RECORD, 72, TABLE(lft_record) },
+	{ SA_ATTR_SM_INFO_RECORD, 25, TABLE(sm_info_record) },
+	{ SA_ATTR_SL2VL_RECORD, 16, TABLE(sl2vl_record) },
+	{ SA_ATTR_VLARB_RECORD, 72, TABLE(vlarb_record) },
+	{ SA_ATTR_PKEY_RECORD, 72, TABLE(pkey_record) },
+	{ SA_ATTR_GUID_INFO_RECORD, 72, TABLE(guid_info_record) },
+	{ SA_ATTR_PATH_RECORD, 64, TABLE(path_record_fields) },
+};
+
+static int record_index(uint16_t attr_id)
+{
+	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
+		if (records[i].attr == attr_id)
+			return (int)i;
+	return -1;
+}
+
+size_t sa_record_size(uint16_t attr_id)
+{
+	int i = record_index(attr_id);
+
+	return i < 0 ? 0 : records[i].size;
+}
+
+unsigned int sa_record_nfields(uint16_t attr_id)
+{
+	int i = record_index(attr_id);
+
+	return i < 0 ? 0 : records[i].n;
+}
+
+static bool field_equal(const uint8_t *a, const uint8_t *b, const struct field *f)
+{
+	if (f->off % 8 == 0 && f->width % 8 == 0)
+		return !memcmp(a + f->off / 8, b + f->off / 8, f->width / 8);
+	return GET(a, f->off, f->width) == GET(b, f->off, f->width);
+}
+
+bool sa_record_match(uint16_t attr_id, const uint8_t *cand, const uint8_t *req, uint64_t mask)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0)
+		return false;
+	for (unsigned int k = 0; k < records[i].n && mask; k++, mask >>= 1)
+		if ((mask & 1) && !field_equal(cand, req, &records[i].f[k]))
+			return false;
+	return true;
+}
+
+uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int field)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0 || field >= records[i].n || records[i].f[field].width > 64)
+		return 0;
+	return GET(rec, records[i].f[field].off, records[i].f[field].width);
+}
+
+void path_record_encode(const struct path_record *pr, uint8_t o[64])
+{
+	memset(o, 0, 64);
+	SET(o, 0, 64, pr->service_id);
+	memcpy(o + 8, pr->dgid, 16);
+	memcpy(o + 24, pr->sgid, 16);
+	SET(o, 320, 16, pr->dlid);
+	SET(o, 336, 16, pr->slid);
+	SET(o, 352, 1, pr->raw_traffic);
+	SET(o, 356, 20, pr->flow_label);
+	SET(o, 376, 8, pr->hop_limit);
+	SET(o, 384, 8, pr->tclass);
+	SET(o, 392, 1, pr->reversible);
+	SET(o, 393, 7, pr->numb_path);
+	SET(o, 400, 16, pr->pkey);
+	SET(o, 416, 12, pr->qos_class);
+	SET(o, 428, 4, pr->sl);
+	SET(o, 432, 2, pr->mtu_selector);
+	SET(o, 434, 6, pr->mtu);
+	SET(o, 440, 2, pr->rate_selector);
+	SET(o, 442, 6, pr->rate);
+	SET(o, 448, 2, pr->plt_selector);
+	SET(o, 450, 6, pr->packet_life_time);
+	SET(o, 456, 8, pr->preference);
+}
+
+void path_record_decode(const uint8_t in[64], struct path_record *pr)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->service_id = GET(in, 0, 64);
+	memcpy(pr->dgid, in + 8, 16);
+	memcpy(pr->sgid, in + 24, 16);
+	pr->dlid = GET(in, 320, 16);
+	pr->slid = GET(in, 336, 16);
+	pr->raw_traffic = GET(in, 352, 1);
+	pr->flow_label = GET(in, 356, 20);
+	pr->hop_limit = GET(in, 376, 8);
+	pr->tclass = GET(in, 384, 8);
+	pr->reversible = GET(in, 392, 1);
+	pr->numb_path = GET(in, 393, 7);
+	pr->pkey = GET(in, 400, 16);
+	pr->qos_class = GET(in, 416, 12);
+	pr->sl = GET(in, 428, 4);
+	pr->mtu_selector = GET(in, 432, 2);
+	pr->mtu = GET(in, 434, 6);
+	pr->rate_selector = GET(in, 440, 2);
+	pr->rate = GET(in, 442, 6);
+	pr->plt_selector = GET(in, 448, 2);
+	pr->packet_life_time = GET(in, 450, 6);
+	pr->preference = GET(in, 456, 8);
+}
+
+void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
+			   uint8_t *out)
+{
+	uint8_t d[SMP_DATA_SIZE];
+
+	memset(out, 0, 108);
+	SET(out, 0, 16, lid);
+	node_info_encode(ni, d);
+	memcpy(out + 4, d, 40);
+	node_desc_encode(nd, out + 44);
+}
+
+void sa_port_info_record_encode(uint16_t lid, uint8_t port, const struct port_info *pi,
+				uint8_t *out)
+{
+	memset(out, 0, 68);
+	SET(out, 0, 16, lid);
+	out[2] = port;
+	port_info_encode(pi, out + 4);
+	/* IBA 15.2.5.3: the SA does not disclose M_Keys */
+	memset(out + 4, 0, 8);
+}
+
+void sa_switch_info_record_encode(uint16_t lid, const struct switch_info *si, uint8_t *out)
+{
+	uint8_t d[SMP_DATA_SIZE];
+
+	memset(out, 0, 24);
+	SET(out, 0, 16, lid);
+	switch_info_encode(si, d);
+	memcpy(out + 4, d, 20);
+}
+
+void sa_link_record_encode(uint16_t from_lid, uint8_t from_port, uint8_t to_port, uint16_t to_lid,
+			   uint8_t *out)
+{
+	memset(out, 0, 8);
+	SET(out, 0, 16, from_lid);
+	out[2] = from_port;
+	out[3] = to_port;
+	SET(out, 32, 16, to_lid);
+}
+
+void sa_lft_record_encode(uint16_t lid, uint16_t block, const struct lft_block *b, uint8_t *out)
+{
+	memset(out, 0, 72);
+	SET(out, 0, 16, lid);
+	SET(out, 16, 16, block);
+	lft_block_encode(b, out + 8);
+}
+
+void sa_sm_info_record_encode(uint16_t lid, const struct sm_info *si, uint8_t *out)
+{
+	uint8_t d[SMP_DATA_SIZE];
+
+	memset(out, 0, 25);
+	SET(out, 0, 16, lid);
+	sm_info_encode(si, d);
+	/* IBA 15.2.5.11: SM_Key is returned as 0 to unauthenticated requesters */
+	memset(d + 8, 0, 8);
+	memcpy(out + 4, d, 21);
+}
+
+void sa_sl2vl_record_encode(uint16_t lid, uint8_t in_port, uint8_t out_port, const uint8_t vl[16],
+			    uint8_t *out)
+{
+	memset(out, 0, 16);
+	SET(out, 0, 16, lid);
+	out[2] = in_port;
+	out[3] = out_port;
+	/* IBA 14.2.5.8: two SLs per byte, SL0 in the high nibble */
+	for (unsigned int sl = 0; sl < 16; sl++)
+		SET(out, 64 + 4 * sl, 4, vl[sl] & 0xf);
+}
+
+void sa_vlarb_record_encode(uint16_t lid, uint8_t out_port, uint8_t block,
+			    const uint8_t table[64], uint8_t *out)
+{
+	memset(out, 0, 72);
+	SET(out, 0, 16, lid);
+	out[2] = out_port;
+	out[3] = block;
+	memcpy(out + 8, table, 64);
+}
+
+void sa_pkey_record_encode(uint16_t lid, uint16_t block, uint8_t port, const uint16_t pkeys[32],
+			   uint8_t *out)
+{
+	memset(out, 0, 72);
+	SET(out, 0, 16, lid);
+	SET(out, 16, 16, block);
+	out[4] = port;
+	for (unsigned int i = 0; i < 32; i++)
+		SET(out, 64 + 16 * i, 16, pkeys[i]);
+}
+
+void sa_guid_info_record_encode(uint16_t lid, uint8_t block, const uint64_t guids[8],
+				uint8_t *out)
+{
+	memset(out, 0, 72);
+	SET(out, 0, 16, lid);
+	out[2] = block;
+	for (unsigned int i = 0; i < 8; i++)
+		SET(out, 64 + 64 * i, 64, guids[i]);
+}
+
+void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
+{
+	memset(out, 0, 72);
+	out[0] = c->base_version;
+	out[1] = c->class_version;
+	SET(out, 16, 16, c->cap_mask);
+	SET(out, 32, 27, c->cap_mask2);
+	SET(out, 59, 5, c->resp_time_value);
+}
+
+/* IBA 15.2.5.16 rate codes 2..22 in units of 100 Mb/s */
+static const uint16_t rate_dgbps[] = {
+	[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200, [7] = 400, [8] = 600, [9] = 800,
+	[10] = 1200, [11] = 140, [12] = 560, [13] = 1120, [14] = 1680, [15] = 250, [16] = 1000,
+	[17] = 2000, [18] = 3000, [19] = 280, [20] = 500, [21] = 4000, [22] = 6000,
+};
+
+unsigned int sa_rate_to_dgbps(uint8_t rate)
+{
+	return rate < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]) ? rate_dgbps[rate] : 0;
+}
+
+uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active)
+{
+	unsigned int lanes, lane_dgbps, total;
+	uint8_t best = 2;
+
+	/* PortInfo.LinkWidthActive (IBA 14.2.5.6): 1x, 4x, 8x, 12x, 2x */
+	switch (width_active) {
+	case 1: lanes = 1; break;
+	case 2: lanes = 4; break;
+	case 4: lanes = 8; break;
+	case 8: lanes = 12; break;
+	case 16: lanes = 2; break;
+	default: lanes = 1; break;
+	}
+	/* LinkSpeedExtActive wins when set: FDR, EDR, HDR, NDR */
+	switch (speed_ext_active) {
+	case 1: lane_dgbps = 140; break;
+	case 2: lane_dgbps = 250; break;
+	case 4: lane_dgbps = 500; break;
+	case 8: lane_dgbps = 1000; break;
+	default:
+		lane_dgbps = speed_active == 4 ? 100 : speed_active == 2 ? 50 : 25;
+	}
+	total = lanes * lane_dgbps;
+	/* The fastest code not above the link's rate */
+	for (uint8_t r = 2; r < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]); r++)
+		if (rate_dgbps[r] <= total && rate_dgbps[r] > rate_dgbps[best])
+			best = r;
+	return best;
+}

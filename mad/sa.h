@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Subnet Administration wire formats (IBA 15.2): the SA MAD header, the
+ * RMPP header (IBA 13.6.2), and the records smd serves. Records are built
+ * and matched as bytes here, so that only mad/ knows their layout; every
+ * record type has a field table in component-mask order (IBA 15.2.5).
+ */
+#ifndef SMD_MAD_SA_H
+#define SMD_MAD_SA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mad/wire.h"
+
+#define SA_CLASS_VERSION	2
+#define SA_HDR_SIZE		56	/* MAD 24 + RMPP 12 + SA 20 */
+#define SA_DATA_SIZE		200	/* record bytes per MAD or RMPP segment */
+#define RMPP_SEG_PAYLOAD	220	/* per-segment payload counted by PayloadLength */
+
+/* SA methods (IBA 15.2.2, table 186) */
+#define SA_METHOD_GET		0x01
+#define SA_METHOD_SET		0x02
+#define SA_METHOD_GET_RESP	0x81
+#define SA_METHOD_REPORT	0x06
+#define SA_METHOD_GET_TABLE	0x12
+#define SA_METHOD_GET_TABLE_RESP 0x92
+#define SA_METHOD_GET_MULTI	0x14
+#define SA_METHOD_DELETE	0x15
+
+/* SA attributes (IBA 15.2.5, table 187) */
+#define SA_ATTR_CLASS_PORT_INFO	0x0001
+#define SA_ATTR_NODE_RECORD	0x0011
+#define SA_ATTR_PORT_INFO_RECORD 0x0012
+#define SA_ATTR_SL2VL_RECORD	0x0013
+#define SA_ATTR_SWITCH_INFO_RECORD 0x0014
+#define SA_ATTR_LFT_RECORD	0x0015
+#define SA_ATTR_SM_INFO_RECORD	0x0018
+#define SA_ATTR_LINK_RECORD	0x0020
+#define SA_ATTR_GUID_INFO_RECORD 0x0030
+#define SA_ATTR_PKEY_RECORD	0x0033
+#define SA_ATTR_PATH_RECORD	0x0035
+#define SA_ATTR_VLARB_RECORD	0x0036
+
+/* SA class-specific status (IBA 15.2.1.1, table 184), in MAD status bits 8-15 */
+#define SA_STATUS_NO_RESOURCES	0x0100
+#define SA_STATUS_REQ_INVALID	0x0200
+#define SA_STATUS_NO_RECORDS	0x0300
+#define SA_STATUS_TOO_MANY	0x0400
+#define SA_STATUS_INVALID_GID	0x0500
+#define SA_STATUS_INSUFFICIENT	0x0600
+#define SA_STATUS_DENIED	0x0700
+
+/* RMPP (IBA 13.6.2.1) */
+#define RMPP_TYPE_DATA		1
+#define RMPP_TYPE_ACK		2
+#define RMPP_TYPE_STOP		3
+#define RMPP_TYPE_ABORT		4
+#define RMPP_FLAG_ACTIVE	0x01
+#define RMPP_FLAG_FIRST		0x02
+#define RMPP_FLAG_LAST		0x04
+#define RMPP_STATUS_T2L		118	/* ABORT: total time too long */
+#define RMPP_STATUS_BAD_SEG	121	/* ABORT: segment number out of range */
+
+struct rmpp_hdr {
+	uint8_t version;
+	uint8_t type;
+	uint8_t resp_time;	/* 5 bits */
+	uint8_t flags;		/* 3 bits */
+	uint8_t status;
+	uint32_t data1;		/* DATA: SegmentNumber; ACK: SegmentNumber */
+	uint32_t data2;		/* DATA: PayloadLength; ACK: NewWindowLast */
+};
+
+struct sa_mad {
+	struct mad_hdr hdr;
+	struct rmpp_hdr rmpp;
+	uint64_t sm_key;
+	uint16_t attr_offset;	/* record size in 8-byte words */
+	uint64_t comp_mask;
+	uint8_t data[SA_DATA_SIZE];
+};
+
+/* 0, or -EBADMSG: not a MAD of class 0x03 of 56..256 bytes (missing data reads as 0) */
+int sa_mad_decode(const uint8_t *buf, size_t len, struct sa_mad *m);
+int sa_mad_encode(const struct sa_mad *m, uint8_t buf[MAD_SIZE]);
+
+/* PathRecord (IBA 15.2.5.16, table 209) */
+struct path_record {
+	uint64_t service_id;
+	uint8_t dgid[16];
+	uint8_t sgid[16];
+	uint16_t dlid;
+	uint16_t slid;
+	uint8_t raw_traffic;
+	uint32_t flow_label;
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint8_t reversible;
+	uint8_t numb_path;
+	uint16_t pkey;
+	uint16_t qos_class;
+	uint8_t sl;
+	uint8_t mtu_selector;
+	uint8_t mtu;
+	uint8_t rate_selector;
+	uint8_t rate;
+	uint8_t plt_selector;
+	uint8_t packet_life_time;
+	uint8_t preference;
+};
+
+/* PathRecord component mask bits (IBA 15.2.5.16) */
+#define PR_CM_SERVICE_ID	(UINT64_C(3) << 0)	/* two bits: upper and lower half */
+#define PR_CM_DGID		(UINT64_C(1) << 2)
+#define PR_CM_SGID		(UINT64_C(1) << 3)
+#define PR_CM_DLID		(UINT64_C(1) << 4)
+#define PR_CM_SLID		(UINT64_C(1) << 5)
+#define PR_CM_RAW_TRAFFIC	(UINT64_C(1) << 6)
+#define PR_CM_FLOW_LABEL	(UINT64_C(1) << 8)
+#define PR_CM_HOP_LIMIT		(UINT64_C(1) << 9)
+#define PR_CM_TCLASS		(UINT64_C(1) << 10)
+#define PR_CM_REVERSIBLE	(UINT64_C(1) << 11)
+#define PR_CM_NUMB_PATH		(UINT64_C(1) << 12)
+#define PR_CM_PKEY		(UINT64_C(1) << 13)
+#define PR_CM_QOS_CLASS		(UINT64_C(1) << 14)
+#define PR_CM_SL		(UINT64_C(1) << 15)
+#define PR_CM_MTU_SELECTOR	(UINT64_C(1) << 16)
+#define PR_CM_MTU		(UINT64_C(1) << 17)
+#define PR_CM_RATE_SELECTOR	(UINT64_C(1) << 18)
+#define PR_CM_RATE		(UINT64_C(1) << 19)
+#define PR_CM_PLT_SELECTOR	(UINT64_C(1) << 20)
+#define PR_CM_PLT		(UINT64_C(1) << 21)
+#define PR_CM_PREFERENCE	(UINT64_C(1) << 22)
+#define PR_CM_ALL		((UINT64_C(1) << 24) - 1)
+
+#define SA_SELECTOR_GT		0
+#define SA_SELECTOR_LT		1
+#define SA_SELECTOR_EQ		2
+#define SA_SELECTOR_BEST	3
+
+void path_record_encode(const struct path_record *pr, uint8_t out[64]);
+void path_record_decode(const uint8_t in[64], struct path_record *pr);
+
+/* Record sizes in bytes (before padding to 8) for the attributes above; 0 if unknown */
+size_t sa_record_size(uint16_t attr_id);
+/* Fields of a record type in component-mask order; bits beyond are invalid */
+unsigned int sa_record_nfields(uint16_t attr_id);
+/* Does cand match req on every field the mask selects? (attr_id must be known) */
+bool sa_record_match(uint16_t attr_id, const uint8_t *cand, const uint8_t *req, uint64_t mask);
+/* A field of a request record, for the server's indexes: 0 if out of range */
+uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int field);
+
+/* Record encoders: out must hold sa_record_size() bytes */
+void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
+			   uint8_t *out);
+void sa_port_info_record_encode(uint16_t lid, uint8_t port, const struct port_info *pi,
+				uint8_t *out);
+void sa_switch_info_record_encode(uint16_t lid, const struct switch_info *si, uint8_t *out);
+void sa_link_record_encode(uint16_t from_lid, uint8_t from_port, uint8_t to_port, uint16_t to_lid,
+			   uint8_t *out);
+void sa_lft_record_encode(uint16_t lid, uint16_t block, const struct lft_block *b, uint8_t *out);
+void sa_sm_info_record_encode(uint16_t lid, const struct sm_info *si, uint8_t *out);
+void sa_sl2vl_record_encode(uint16_t lid, uint8_t in_port, uint8_t out_port, const uint8_t vl[16],
+			    uint8_t *out);
+void sa_vlarb_record_encode(uint16_t lid, uint8_t out_port, uint8_t block,
+			    const uint8_t table[64], uint8_t *out);
+void sa_pkey_record_encode(uint16_t lid, uint16_t block, uint8_t port, const uint16_t pkeys[32],
+			   uint8_t *out);
+void sa_guid_info_record_encode(uint16_t lid, uint8_t block, const uint64_t guids[8],
+				uint8_t *out);
+
+/* ClassPortInfo (IBA 13.4.8.1, table 126): the fields an SA fills */
+struct class_port_info {
+	uint8_t base_version;
+	uint8_t class_version;
+	uint16_t cap_mask;
+	uint32_t cap_mask2;
+	uint8_t resp_time_value;
+};
+void class_port_info_encode(const struct class_port_info *c, uint8_t out[72]);
+
+/* Selectors (IBA 15.2.5.16): rate codes in Gb/s * 10 for comparisons; 0 if invalid */
+unsigned int sa_rate_to_dgbps(uint8_t rate);
+uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active);
+
+#endif

@@ -1,0 +1,971 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SA server: decode a request, collect the matching records from the
+ * model, answer with one MAD (Get) or an RMPP transfer (GetTable).
+ * Statuses follow IBA 13.4.7 (MAD status) and 15.2.1.1 (SA status).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/sa.h"
+#include "smd/log.h"
+#include "mad/txn.h"
+#include "smd/sa.h"
+#include "topo/path.h"
+
+#define SA_MAX_RECORDS		(1u << 20)	/* a GetTable bigger than this: NO_RESOURCES */
+#define SA_MAX_XFERS		1024		/* RMPP transfers in flight */
+#define RMPP_TIMEOUT_US		200000
+#define RMPP_RETRIES		5
+#define RMPP_WINDOW_MAX		64
+
+struct sa_xfer {
+	struct sa_xfer *next;
+	uint16_t dlid;
+	uint32_t qpn;
+	uint64_t tid;
+	struct sa_mad hdr;	/* the response header every segment carries */
+	uint8_t *payload;
+	size_t len;
+	uint32_t nseg;
+	uint32_t acked;		/* segments the receiver confirmed */
+	uint32_t wlast;		/* the receiver's window: may send up to here */
+	uint32_t sent;		/* highest segment sent */
+	uint64_t deadline;
+	unsigned int retries;
+};
+
+struct records {
+	uint8_t *buf;
+	size_t n, cap, size;	/* size: padded record size */
+};
+
+struct sa {
+	const struct sa_env *env;
+	const struct fabric *f;
+	struct path_table *pt;
+	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
+	size_t guid_size;
+	struct sa_xfer *xfers;
+	unsigned int nxfers;
+	struct sa_stats stats;
+};
+
+int sa_new(const struct sa_env *env, struct sa **out)
+{
+	struct sa *sa = calloc(1, sizeof(*sa));
+
+	if (!sa)
+		return -ENOMEM;
+	sa->env = env;
+	*out = sa;
+	return 0;
+}
+
+static void xfer_free(struct sa_xfer *x)
+{
+	free(x->payload);
+	free(x);
+}
+
+struct sa *sa_free(struct sa *sa)
+{
+	if (!sa)
+		return NULL;
+	while (sa->xfers) {
+		struct sa_xfer *x = sa->xfers;
+
+		sa->xfers = x->next;
+		xfer_free(x);
+	}
+	path_table_free(sa->pt);
+	free(sa->by_guid);
+	free(sa);
+	return NULL;
+}
+
+const struct sa_stats *sa_stats(const struct sa *sa)
+{
+	return &sa->stats;
+}
+
+static size_t guid_hash(uint64_t g, size_t size)
+{
+	g ^= g >> 31;
+	g *= UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t)(g >> 17) & (size - 1);
+}
+
+static struct fab_port *port_by_guid(const struct sa *sa, uint64_t guid)
+{
+	if (!sa->guid_size)
+		return NULL;
+	for (size_t h = guid_hash(guid, sa->guid_size);; h = (h + 1) & (sa->guid_size - 1)) {
+		struct fab_port *p = sa->by_guid[h];
+
+		if (!p || p->guid == guid)
+			return p;
+	}
+}
+
+int sa_update(struct sa *sa, const struct fabric *f)
+{
+	struct path_table *pt = NULL;
+	struct fab_port **idx = NULL;
+	size_t size = 0;
+	int r;
+
+	if (f) {
+		size_t n = 0;
+
+		r = path_table_build(f, &pt);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < f->nnodes; i++)
+			n += (size_t)f->nodes[i]->num_ports + 1;
+		for (size = 64; size < 2 * n; size *= 2)
+			;
+		idx = calloc(size, sizeof(*idx));
+		if (!idx) {
+			path_table_free(pt);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < f->nnodes; i++) {
+			struct fab_node *nd = f->nodes[i];
+
+			for (unsigned int pn = 0; pn <= nd->num_ports; pn++) {
+				struct fab_port *p = &nd->ports[pn];
+				size_t h;
+
+				if (!fabric_is_endport(p) || !p->lid)
+					continue;
+				for (h = guid_hash(p->guid, size); idx[h]; h = (h + 1) & (size - 1))
+					if (idx[h]->guid == p->guid)
+						break;
+				if (!idx[h])
+					idx[h] = p;
+			}
+		}
+	}
+	path_table_free(sa->pt);
+	free(sa->by_guid);
+	sa->pt = pt;
+	sa->by_guid = idx;
+	sa->guid_size = size;
+	sa->f = f;
+	return 0;
+}
+
+/* ---- answers ---- */
+
+static void respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t method,
+			uint16_t status)
+{
+	memset(resp, 0, sizeof(*resp));
+	resp->hdr = req->hdr;
+	resp->hdr.class_version = SA_CLASS_VERSION;
+	resp->hdr.method = method;
+	resp->hdr.status = status;
+	resp->comp_mask = req->comp_mask;
+}
+
+static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+{
+	uint8_t buf[MAD_SIZE];
+
+	if (sa_mad_encode(m, buf) == 0)
+		sa->env->send(sa->env->ctx, buf, dlid, qpn);
+}
+
+static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   uint16_t status)
+{
+	struct sa_mad resp;
+	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
+			 SA_METHOD_GET_RESP;
+
+	respond_hdr(req, &resp, method, status);
+	sa->stats.errors++;
+	send_mad(sa, &resp, from->slid, from->qpn);
+}
+
+/* RMPP segment n (1-based) of x (IBA 13.6.2.3) */
+static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
+{
+	struct sa_mad m = x->hdr;
+	size_t off = (size_t)(n - 1) * SA_DATA_SIZE;
+	size_t chunk = x->len > off ? x->len - off : 0;
+	uint32_t pad = (uint32_t)(x->nseg * SA_DATA_SIZE - x->len);
+
+	if (chunk > SA_DATA_SIZE)
+		chunk = SA_DATA_SIZE;
+	m.rmpp.version = 1;
+	m.rmpp.type = RMPP_TYPE_DATA;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.resp_time = 0x1f;	/* no time value: IBA 13.6.2.1 */
+	m.rmpp.data1 = n;
+	m.rmpp.data2 = 0;
+	/*
+	 * PayloadLength counts the SA header of every segment; the first
+	 * segment gives the total, the last what it carries (as the Linux
+	 * kernel's RMPP receiver reads it).
+	 */
+	if (n == 1) {
+		m.rmpp.flags |= RMPP_FLAG_FIRST;
+		m.rmpp.data2 = x->nseg * RMPP_SEG_PAYLOAD - pad;
+	}
+	if (n == x->nseg) {
+		m.rmpp.flags |= RMPP_FLAG_LAST;
+		m.rmpp.data2 = RMPP_SEG_PAYLOAD - pad;
+	}
+	memset(m.data, 0, SA_DATA_SIZE);
+	if (chunk)
+		memcpy(m.data, x->payload + off, chunk);
+	sa->stats.segments++;
+	send_mad(sa, &m, x->dlid, x->qpn);
+}
+
+static void xfer_pump(struct sa *sa, struct sa_xfer *x)
+{
+	while (x->sent < x->wlast && x->sent < x->nseg)
+		xfer_send_seg(sa, x, ++x->sent);
+	x->deadline = txn_now_us() + RMPP_TIMEOUT_US;
+}
+
+static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
+{
+	for (struct sa_xfer **pp = &sa->xfers; *pp; pp = &(*pp)->next)
+		if (*pp == x) {
+			*pp = x->next;
+			sa->nxfers--;
+			return;
+		}
+}
+
+static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       struct records *recs)
+{
+	struct sa_xfer *x;
+
+	if (sa->nxfers >= SA_MAX_XFERS) {
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
+	/* A retransmitted request restarts its transfer */
+	for (x = sa->xfers; x; x = x->next)
+		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		    (uint32_t)x->tid == (uint32_t)req->hdr.tid) {
+			xfer_unlink(sa, x);
+			xfer_free(x);
+			break;
+		}
+	x = calloc(1, sizeof(*x));
+	if (!x) {
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
+	respond_hdr(req, &x->hdr, SA_METHOD_GET_TABLE_RESP, 0);
+	x->hdr.attr_offset = (uint16_t)(recs->size / 8);
+	x->dlid = from->slid;
+	x->qpn = from->qpn;
+	x->tid = req->hdr.tid;
+	x->payload = recs->buf;
+	x->len = recs->n * recs->size;
+	recs->buf = NULL;
+	x->nseg = x->len ? (uint32_t)((x->len + SA_DATA_SIZE - 1) / SA_DATA_SIZE) : 1;
+	/* IBA 13.6.3.1: the sender starts with a window of one segment */
+	x->wlast = 1;
+	x->next = sa->xfers;
+	sa->xfers = x;
+	sa->nxfers++;
+	sa->stats.rmpp_started++;
+	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->dlid,
+		  (uint32_t)x->tid, recs->n, x->nseg);
+	sa->stats.answered++;
+	xfer_pump(sa, x);
+}
+
+static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
+{
+	struct sa_xfer *x;
+
+	/*
+	 * Match on the low 32 TID bits: the high half belongs to whoever
+	 * sent the MAD (the kernel's agent, or the simulator) and may differ.
+	 */
+	for (x = sa->xfers; x; x = x->next)
+		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		    (uint32_t)x->tid == (uint32_t)m->hdr.tid)
+			break;
+	log_debug("SA: RMPP type %u seg %u win %u from LID %u for TID 0x%x%s", m->rmpp.type,
+		  m->rmpp.data1, m->rmpp.data2, from->slid, (uint32_t)m->hdr.tid,
+		  x ? "" : " (no such transfer)");
+	if (!x)
+		return;
+	if (m->rmpp.type != RMPP_TYPE_ACK) {
+		/* STOP or ABORT from the receiver: give up (IBA 13.6.3.3) */
+		xfer_unlink(sa, x);
+		xfer_free(x);
+		sa->stats.rmpp_aborted++;
+		return;
+	}
+	if (m->rmpp.data1 > x->nseg || m->rmpp.data1 > x->sent) {
+		/* An ACK for a segment never sent: the transfer is confused */
+		xfer_unlink(sa, x);
+		xfer_free(x);
+		sa->stats.rmpp_aborted++;
+		return;
+	}
+	if (m->rmpp.data1 >= x->acked) {
+		x->acked = m->rmpp.data1;
+		if (m->rmpp.data2 > x->wlast)
+			x->wlast = m->rmpp.data2 < x->acked + RMPP_WINDOW_MAX ?
+				   m->rmpp.data2 : x->acked + RMPP_WINDOW_MAX;
+		x->retries = 0;
+	}
+	if (x->acked == x->nseg) {
+		xfer_unlink(sa, x);
+		xfer_free(x);
+		sa->stats.rmpp_done++;
+		return;
+	}
+	xfer_pump(sa, x);
+}
+
+void sa_tick(struct sa *sa)
+{
+	uint64_t now;
+	struct sa_xfer *x, *next;
+
+	if (!sa->xfers)
+		return;
+	now = txn_now_us();
+	for (x = sa->xfers; x; x = next) {
+		next = x->next;
+		if (x->deadline > now)
+			continue;
+		/*
+		 * A receiver that never ACKed has no RMPP (a bare umad client,
+		 * as every client is under the simulator): retransmitting would
+		 * only land in whatever process next takes its QP. If it does
+		 * speak RMPP and segment 1 was lost, it asks again.
+		 */
+		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u (%u retries)", x->dlid,
+			  (uint32_t)x->tid, x->acked, x->nseg, x->retries);
+		if (++x->retries > RMPP_RETRIES || x->acked == 0) {
+			xfer_unlink(sa, x);
+			xfer_free(x);
+			sa->stats.rmpp_aborted++;
+			continue;
+		}
+		/* Resend the unacknowledged part of the window */
+		x->sent = x->acked;
+		xfer_pump(sa, x);
+	}
+}
+
+/* ---- record collection ---- */
+
+static int rec_add(struct records *r, const uint8_t *rec, size_t size)
+{
+	if (r->n >= SA_MAX_RECORDS)
+		return -E2BIG;
+	if (r->n == r->cap) {
+		size_t ncap = r->cap ? r->cap * 2 : 64;
+		uint8_t *nb = realloc(r->buf, ncap * r->size);
+
+		if (!nb)
+			return -ENOMEM;
+		r->buf = nb;
+		r->cap = ncap;
+	}
+	memset(r->buf + r->n * r->size, 0, r->size);
+	memcpy(r->buf + r->n * r->size, rec, size);
+	r->n++;
+	return 0;
+}
+
+/* Add cand if it matches the request on the masked fields */
+static int rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand)
+{
+	uint16_t attr = req->hdr.attr_id;
+	size_t size = sa_record_size(attr);
+
+	if (!sa_record_match(attr, cand, req->data, req->comp_mask))
+		return 0;
+	return rec_add(r, cand, size);
+}
+
+/* When the request pins field 0 (a LID), only that LID's node can match */
+static bool lid_filter(const struct sa_mad *req, uint16_t *lid)
+{
+	if (!(req->comp_mask & 1))
+		return false;
+	*lid = (uint16_t)sa_record_field(req->hdr.attr_id, req->data, 0);
+	return true;
+}
+
+/*
+ * Endport records (NodeRecord, P_KeyTableRecord, GUIDInfoRecord): one or
+ * more per endport with a LID; a request that pins the LID visits one.
+ */
+typedef int (*endport_fn)(const struct fab_port *p, const struct sa_mad *req,
+			  struct records *r);
+
+static int for_each_endport(struct sa *sa, const struct sa_mad *req, struct records *r,
+			    endport_fn fn)
+{
+	const struct fabric *f = sa->f;
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	if (one) {
+		const struct fab_port *p = fabric_port_by_lid(f, want);
+
+		return p && p->lid == want ? fn(p, req, r) : 0;
+	}
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (fabric_is_endport(p) && p->lid)
+				e = fn(p, req, r);
+		}
+	}
+	return e;
+}
+
+static int node_record(const struct fab_port *p, const struct sa_mad *req, struct records *r)
+{
+	struct node_info ni = p->node->ni;
+	struct node_desc nd;
+	uint8_t rec[128];
+
+	/* One NodeRecord per endport: its LID, its port GUID and number */
+	memcpy(nd.desc, p->node->desc, sizeof(nd.desc));
+	ni.port_guid = p->guid;
+	ni.local_port = p->num;
+	sa_node_record_encode(p->lid, &ni, &nd, rec);
+	return rec_offer(r, req, rec);
+}
+
+static int collect_nodes(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	return for_each_endport(sa, req, r, node_record);
+}
+
+static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint8_t rec[72];
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		const struct fab_node *n = f->nodes[i];
+		uint16_t swlid = n->type == NODE_TYPE_SWITCH ? n->ports[0].lid : 0;
+
+		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			uint16_t lid = swlid ? swlid : p->lid;
+
+			if (!p->pi_valid || !lid || (one && lid != want))
+				continue;
+			if (!swlid && pn == 0)
+				continue;
+			sa_port_info_record_encode(lid, (uint8_t)pn, &p->pi, rec);
+			e = rec_offer(r, req, rec);
+		}
+	}
+	return e;
+}
+
+static int collect_switch_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint8_t rec[24];
+	int e = 0;
+
+	for (size_t i = 0; i < f->nswitches && !e; i++) {
+		const struct fab_node *n = f->switches[i];
+
+		if (!n->si_valid || !n->ports[0].lid)
+			continue;
+		sa_switch_info_record_encode(n->ports[0].lid, &n->si, rec);
+		e = rec_offer(r, req, rec);
+	}
+	return e;
+}
+
+static int collect_links(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint8_t rec[8];
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 1; pn <= n->num_ports && !e; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			uint16_t from, to;
+
+			if (!fabric_port_linked(p))
+				continue;
+			from = n->type == NODE_TYPE_SWITCH ? n->ports[0].lid : p->lid;
+			to = p->peer->node->type == NODE_TYPE_SWITCH ? p->peer->node->ports[0].lid :
+								      p->peer->lid;
+			if (!from || !to || (one && from != want))
+				continue;
+			sa_link_record_encode(from, (uint8_t)pn, p->peer->num, to, rec);
+			e = rec_offer(r, req, rec);
+		}
+	}
+	return e;
+}
+
+static int collect_lfts(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint8_t rec[72];
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	for (size_t i = 0; i < f->nswitches && !e; i++) {
+		const struct fab_node *n = f->switches[i];
+
+		if (!n->lft_len || !n->ports[0].lid || (one && n->ports[0].lid != want))
+			continue;
+		for (uint32_t b = 0; b * LFT_BLOCK_SIZE < n->lft_len && !e; b++) {
+			struct lft_block blk;
+
+			for (uint32_t k = 0; k < LFT_BLOCK_SIZE; k++) {
+				uint32_t lid = b * LFT_BLOCK_SIZE + k;
+
+				blk.port[k] = lid < n->lft_len ? n->lft[lid] : LFT_PORT_NONE;
+			}
+			sa_lft_record_encode(n->ports[0].lid, (uint16_t)b, &blk, rec);
+			e = rec_offer(r, req, rec);
+		}
+	}
+	return e;
+}
+
+static int collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct sa_env *env = sa->env;
+	struct sm_info si = {
+		.guid = env->sm_guid, .act_count = env->act_count,
+		.priority = env->sm_priority, .sm_state = SM_STATE_MASTER,
+	};
+	uint8_t rec[32];
+
+	sa_sm_info_record_encode(env->sm_lid, &si, rec);
+	return rec_offer(r, req, rec);
+}
+
+static int pkey_record(const struct fab_port *p, const struct sa_mad *req, struct records *r)
+{
+	uint8_t rec[72];
+
+	if (!p->pkeys_valid)
+		return 0;
+	sa_pkey_record_encode(p->lid, 0, p->num, p->pkeys, rec);
+	return rec_offer(r, req, rec);
+}
+
+static int collect_pkeys(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	return for_each_endport(sa, req, r, pkey_record);
+}
+
+static int guid_info_records(const struct fab_port *p, const struct sa_mad *req,
+			     struct records *r)
+{
+	unsigned int blocks = (p->pi.guid_cap + 7) / 8;
+	uint8_t rec[72];
+	int e = 0;
+
+	/*
+	 * GUIDInfo holds the port GUID at index 0; alias GUIDs are only ever
+	 * set by the SM, and smd sets none.
+	 */
+	for (unsigned int b = 0; b < (blocks ? blocks : 1) && !e; b++) {
+		uint64_t g[8] = { 0 };
+
+		if (b == 0)
+			g[0] = p->guid;
+		sa_guid_info_record_encode(p->lid, (uint8_t)b, g, rec);
+		e = rec_offer(r, req, rec);
+	}
+	return e;
+}
+
+static int collect_guid_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	return for_each_endport(sa, req, r, guid_info_records);
+}
+
+/* ---- PathRecord ---- */
+
+struct pr_query {
+	struct path_record want;
+	uint64_t mask;
+};
+
+static int mtu_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
+{
+	switch (sel) {
+	case SA_SELECTOR_GT: if (have <= want) return -1; *out = have; return 0;
+	case SA_SELECTOR_LT:
+		if (have < want) { *out = have; return 0; }
+		if (want > 1) { *out = want - 1; return 0; }
+		return -1;
+	case SA_SELECTOR_EQ: if (have < want) return -1; *out = want; return 0;
+	default: *out = have; return 0;
+	}
+}
+
+static int rate_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
+{
+	unsigned int w = sa_rate_to_dgbps(want), h = sa_rate_to_dgbps(have);
+
+	switch (sel) {
+	case SA_SELECTOR_GT: if (h <= w) return -1; *out = have; return 0;
+	case SA_SELECTOR_LT: if (h >= w) return -1; *out = have; return 0;
+	case SA_SELECTOR_EQ: if (h < w || !w) return -1; *out = want; return 0;
+	default: *out = have; return 0;
+	}
+}
+
+static int plt_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
+{
+	switch (sel) {
+	case SA_SELECTOR_GT: if (want >= 63) return -1; *out = have > want ? have : want + 1;
+		return 0;
+	case SA_SELECTOR_LT: if (have >= want) return -1; *out = have; return 0;
+	case SA_SELECTOR_EQ: if (want < have) return -1; *out = want; return 0;
+	default: *out = have; return 0;
+	}
+}
+
+static unsigned int log2_ceil(unsigned int v)
+{
+	unsigned int l = 0;
+
+	while ((1u << l) < v)
+		l++;
+	return l;
+}
+
+/* Build the record of the path slid -> dlid if it satisfies the query */
+static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+		    uint16_t slid, const struct fab_port *dst, uint16_t dlid, struct path_record *pr)
+{
+	const struct path_record *w = &q->want;
+	uint64_t m = q->mask;
+	struct path_attr a;
+	uint8_t plt;
+
+	if (path_lookup(sa->pt, slid, dlid, &a) < 0)
+		return -1;
+	memset(pr, 0, sizeof(*pr));
+	pr->service_id = (m & PR_CM_SERVICE_ID) ? w->service_id : 0;
+	for (int i = 0; i < 8; i++) {
+		pr->sgid[i] = pr->dgid[i] = (uint8_t)(sa->env->subnet_prefix >> (56 - 8 * i));
+		pr->sgid[8 + i] = (uint8_t)(src->guid >> (56 - 8 * i));
+		pr->dgid[8 + i] = (uint8_t)(dst->guid >> (56 - 8 * i));
+	}
+	pr->slid = slid;
+	pr->dlid = dlid;
+	pr->reversible = 1;
+	pr->numb_path = 0;
+	/* One partition: the default, full membership */
+	pr->pkey = 0xffff;
+	if ((m & PR_CM_PKEY) && (w->pkey & 0x7fff) != 0x7fff)
+		return -1;
+	/* The routing engine's SL: 0 until routing assigns SLs */
+	pr->sl = 0;
+	if ((m & PR_CM_SL) && w->sl != pr->sl)
+		return -1;
+	if ((m & PR_CM_QOS_CLASS) && w->qos_class)
+		return -1;
+	if ((m & PR_CM_RAW_TRAFFIC) && w->raw_traffic)
+		return -1;
+	pr->flow_label = (m & PR_CM_FLOW_LABEL) ? w->flow_label : 0;
+	pr->tclass = (m & PR_CM_TCLASS) ? w->tclass : 0;
+	pr->hop_limit = 0;	/* local subnet: no GRH needed */
+	if (m & PR_CM_MTU) {
+		if (mtu_select((m & PR_CM_MTU_SELECTOR) ? w->mtu_selector : SA_SELECTOR_EQ, w->mtu,
+			       a.mtu, &pr->mtu) < 0)
+			return -1;
+	} else {
+		pr->mtu = a.mtu;
+	}
+	pr->mtu_selector = SA_SELECTOR_EQ;
+	if (m & PR_CM_RATE) {
+		if (rate_select((m & PR_CM_RATE_SELECTOR) ? w->rate_selector : SA_SELECTOR_EQ,
+				w->rate, a.rate, &pr->rate) < 0)
+			return -1;
+	} else {
+		pr->rate = a.rate;
+	}
+	pr->rate_selector = SA_SELECTOR_EQ;
+	/*
+	 * End to end, a packet may live as long as each switch on the way
+	 * lets it (IBA 14.2.5.4): hops x 4.096 us x 2^LifeTimeValue.
+	 */
+	plt = (uint8_t)(sa->env->packet_life_time + log2_ceil(a.hops > 1 ? a.hops - 1 : 1));
+	if (plt > 63)
+		plt = 63;
+	if (m & PR_CM_PLT) {
+		if (plt_select((m & PR_CM_PLT_SELECTOR) ? w->plt_selector : SA_SELECTOR_EQ,
+			       w->packet_life_time, plt, &pr->packet_life_time) < 0)
+			return -1;
+	} else {
+		pr->packet_life_time = plt;
+	}
+	pr->plt_selector = SA_SELECTOR_EQ;
+	pr->preference = 0;
+	if ((m & PR_CM_REVERSIBLE) && w->reversible && !pr->reversible)
+		return -1;
+	return 0;
+}
+
+static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int *status)
+{
+	uint64_t prefix = 0, guid = 0;
+	const struct fab_port *p;
+
+	for (int i = 0; i < 8; i++) {
+		prefix = prefix << 8 | gid[i];
+		guid = guid << 8 | gid[8 + i];
+	}
+	p = port_by_guid(sa, guid);
+	if (!p || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000))) {
+		*status = SA_STATUS_INVALID_GID;
+		return NULL;
+	}
+	return p;
+}
+
+/* The endports a PathRecord side may be: one (LID or GID given) or all */
+struct pr_side {
+	const struct fab_port *port;	/* NULL: every endport */
+	uint16_t lid;			/* a specific LID of port, or 0 for all of its LIDs */
+};
+
+static int pr_side(struct sa *sa, bool by_lid, uint16_t lid, bool by_gid, const uint8_t *gid,
+		   struct pr_side *s, int *status)
+{
+	memset(s, 0, sizeof(*s));
+	if (by_gid) {
+		s->port = gid_port(sa, gid, status);
+		if (!s->port)
+			return -1;
+	}
+	if (by_lid) {
+		const struct fab_port *p = fabric_port_by_lid(sa->f, lid);
+
+		if (!p || (s->port && s->port != p)) {
+			*status = SA_STATUS_NO_RECORDS;
+			return -1;
+		}
+		s->port = p;
+		s->lid = lid;
+	}
+	return 0;
+}
+
+static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+		   const struct pr_side *ss, const struct fab_port *dst, const struct pr_side *ds,
+		   struct records *r, unsigned int *limit)
+{
+	unsigned int sn = ss->lid ? 1 : 1u << src->lmc, dn = ds->lid ? 1 : 1u << dst->lmc;
+
+	for (unsigned int i = 0; i < sn; i++) {
+		for (unsigned int j = 0; j < dn; j++) {
+			uint16_t slid = ss->lid ? ss->lid : (uint16_t)(src->lid + i);
+			uint16_t dlid = ds->lid ? ds->lid : (uint16_t)(dst->lid + j);
+			struct path_record pr;
+			uint8_t rec[64];
+			int e;
+
+			if (*limit == 0)
+				return 0;
+			if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
+				continue;
+			path_record_encode(&pr, rec);
+			e = rec_add(r, rec, 64);
+			if (e)
+				return e;
+			(*limit)--;
+		}
+	}
+	return 0;
+}
+
+static int collect_paths(struct sa *sa, const struct sa_mad *req, struct records *r, int *status)
+{
+	struct pr_query q;
+	struct pr_side ss, ds;
+	const struct fabric *f = sa->f;
+	unsigned int limit;
+	int e = 0;
+
+	path_record_decode(req->data, &q.want);
+	q.mask = req->comp_mask;
+	if (pr_side(sa, q.mask & PR_CM_SLID, q.want.slid, q.mask & PR_CM_SGID, q.want.sgid, &ss,
+		    status) < 0 ||
+	    pr_side(sa, q.mask & PR_CM_DLID, q.want.dlid, q.mask & PR_CM_DGID, q.want.dgid, &ds,
+		    status) < 0)
+		return 0;
+	/* NumbPath caps the paths per source/destination pair (IBA 15.2.5.16) */
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		for (unsigned int sp = 0; sp <= f->nodes[i]->num_ports && !e; sp++) {
+			const struct fab_port *src = &f->nodes[i]->ports[sp];
+
+			if (ss.port ? src != ss.port : (!fabric_is_endport(src) || !src->lid))
+				continue;
+			if (ds.port) {
+				limit = (q.mask & PR_CM_NUMB_PATH) && q.want.numb_path ?
+					q.want.numb_path : UINT32_MAX;
+				e = pr_emit(sa, &q, src, &ss, ds.port, &ds, r, &limit);
+				continue;
+			}
+			for (uint32_t lid = 1; lid <= f->max_lid && !e; lid++) {
+				const struct fab_port *dst = f->by_lid[lid];
+
+				if (!dst || dst->lid != lid)
+					continue;	/* each endport once, at its base LID */
+				limit = (q.mask & PR_CM_NUMB_PATH) && q.want.numb_path ?
+					q.want.numb_path : UINT32_MAX;
+				e = pr_emit(sa, &q, src, &ss, dst, &ds, r, &limit);
+			}
+		}
+	}
+	return e;
+}
+
+static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
+				   const struct mad_addr *from)
+{
+	struct class_port_info c = {
+		.base_version = 1, .class_version = SA_CLASS_VERSION,
+		/* RespTimeValue 18: 4.096 us * 2^18 is about 1 s */
+		.resp_time_value = 18,
+	};
+	struct sa_mad resp;
+	uint8_t d[72];
+
+	respond_hdr(req, &resp, SA_METHOD_GET_RESP, 0);
+	class_port_info_encode(&c, d);
+	memcpy(resp.data, d, sizeof(d));
+	sa->stats.answered++;
+	send_mad(sa, &resp, from->slid, from->qpn);
+}
+
+void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from)
+{
+	struct records recs = { 0 };
+	struct sa_mad req;
+	uint16_t attr;
+	size_t size;
+	int e = 0, status = 0;
+
+	sa_tick(sa);
+	if (sa_mad_decode(mad, len, &req) < 0 || (req.hdr.method & MAD_METHOD_RESP_BIT)) {
+		sa->stats.dropped++;
+		return;
+	}
+	/* RMPP control from a receiver: ACK, STOP, ABORT (IBA 13.6.3) */
+	if ((req.rmpp.flags & RMPP_FLAG_ACTIVE) && req.rmpp.type != RMPP_TYPE_DATA) {
+		rmpp_control(sa, &req, from);
+		return;
+	}
+	sa->stats.requests++;
+	if (req.hdr.class_version != SA_CLASS_VERSION) {
+		respond_status(sa, &req, from, MAD_STATUS_BAD_VERSION);
+		return;
+	}
+	attr = req.hdr.attr_id;
+	if (attr == SA_ATTR_CLASS_PORT_INFO) {
+		if (req.hdr.method != SA_METHOD_GET)
+			respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		else
+			answer_class_port_info(sa, &req, from);
+		return;
+	}
+	size = sa_record_size(attr);
+	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE) {
+		respond_status(sa, &req, from, size ? MAD_STATUS_METHOD_ATTR_UNSUPP :
+				 MAD_STATUS_METHOD_UNSUPP);
+		return;
+	}
+	if (!size) {
+		respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		return;
+	}
+	/* Mask bits past the record's last field name nothing */
+	if (sa_record_nfields(attr) < 64 && (req.comp_mask >> sa_record_nfields(attr))) {
+		respond_status(sa, &req, from, SA_STATUS_REQ_INVALID);
+		return;
+	}
+	if (!sa->f) {
+		/* Not up yet: the client is told to come back (IBA 13.4.7) */
+		respond_status(sa, &req, from, MAD_STATUS_BUSY);
+		return;
+	}
+	recs.size = (size + 7) & ~(size_t)7;
+	switch (attr) {
+	case SA_ATTR_NODE_RECORD: e = collect_nodes(sa, &req, &recs); break;
+	case SA_ATTR_PORT_INFO_RECORD: e = collect_port_infos(sa, &req, &recs); break;
+	case SA_ATTR_SWITCH_INFO_RECORD: e = collect_switch_infos(sa, &req, &recs); break;
+	case SA_ATTR_LINK_RECORD: e = collect_links(sa, &req, &recs); break;
+	case SA_ATTR_LFT_RECORD: e = collect_lfts(sa, &req, &recs); break;
+	case SA_ATTR_SM_INFO_RECORD: e = collect_sm_infos(sa, &req, &recs); break;
+	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
+	case SA_ATTR_GUID_INFO_RECORD: e = collect_guid_infos(sa, &req, &recs); break;
+	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
+	default:
+		/* SL2VL and VL arbitration records: not known until smd programs them */
+		break;
+	}
+	if (e) {
+		free(recs.buf);
+		respond_status(sa, &req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
+	if (status && req.hdr.method == SA_METHOD_GET) {
+		free(recs.buf);
+		respond_status(sa, &req, from, (uint16_t)status);
+		return;
+	}
+	if (req.hdr.method == SA_METHOD_GET) {
+		struct sa_mad resp;
+
+		if (recs.n != 1) {
+			free(recs.buf);
+			respond_status(sa, &req, from, recs.n ? SA_STATUS_TOO_MANY :
+					 SA_STATUS_NO_RECORDS);
+			return;
+		}
+		respond_hdr(&req, &resp, SA_METHOD_GET_RESP, 0);
+		resp.attr_offset = (uint16_t)(recs.size / 8);
+		memcpy(resp.data, recs.buf, size);
+		free(recs.buf);
+		sa->stats.answered++;
+		send_mad(sa, &resp, from->slid, from->qpn);
+		return;
+	}
+	send_table(sa, &req, from, &recs);
+	free(recs.buf);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Subnet Administrator: answers SA queries (class 0x03 on QP1) from
+ * the model of the last complete sweep, which stays valid while the next
+ * sweep runs. Multi-record answers go out with RMPP done here, in user
+ * space (the simulator has no kernel RMPP; real kernels accept it).
+ */
+#ifndef SMD_SA_H
+#define SMD_SA_H
+
+#include <stdint.h>
+
+#include "mad/port.h"
+#include "topo/fabric.h"
+
+struct sa;
+
+/* What the SA needs from its owner; the owner keeps it current */
+struct sa_env {
+	uint64_t sm_guid;
+	uint16_t sm_lid;
+	uint32_t act_count;
+	uint8_t sm_priority;
+	uint64_t subnet_prefix;
+	unsigned int packet_life_time;	/* per-hop LifeTimeValue (IBA 14.2.5.4) */
+	/* Send one MAD on the SA agent to (dlid, qpn) */
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn);
+	void *ctx;
+};
+
+struct sa_stats {
+	uint64_t requests;	/* well-formed requests */
+	uint64_t answered;	/* with records or an empty table */
+	uint64_t errors;	/* answered with a non-zero status */
+	uint64_t dropped;	/* malformed or truncated: no answer possible */
+	uint64_t rmpp_started, rmpp_done, rmpp_aborted;
+	uint64_t segments;
+};
+
+int sa_new(const struct sa_env *env, struct sa **out);
+struct sa *sa_free(struct sa *sa);
+/* Serve from f from now on (NULL: not ready, requests get BUSY) */
+int sa_update(struct sa *sa, const struct fabric *f);
+/* One request (or RMPP ACK/STOP/ABORT) received on the SA agent */
+void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
+/* Retransmit or give up stalled RMPP transfers; cheap when there are none */
+void sa_tick(struct sa *sa);
+const struct sa_stats *sa_stats(const struct sa *sa);
+
+#endif

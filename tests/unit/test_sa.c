@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The SA server alone: requests are fed to sa_handle() and the answers it
+ * would send are captured. Covers statuses for bad input, Get and GetTable
+ * for every record type, PathRecord attributes checked against the true
+ * cabling, RMPP segmentation with ACKs, STOP/ABORT, and a fuzz loop of
+ * random and mutated requests (run under ASan/UBSan by the sanitizer build).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/sa.h"
+#include "smd/sa.h"
+#include "tests/unit/fakefab.h"
+#include "tests/unit/unit.h"
+#include "topo/lid.h"
+#include "topo/route.h"
+
+static const char *net =
+	"Hca 1 \"sm\"\n[1] \"s1\"[1]\n"
+	"Switch 8 \"s1\"\n[1] \"sm\"[1]\n[2] \"s2\"[2]\n[3] \"s2\"[3]\n[5] \"h1\"[1]\n"
+	"Switch 8 \"s2\"\n[2] \"s1\"[2]\n[3] \"s1\"[3]\n[4] \"s3\"[1]\n[5] \"h2\"[1]\n[6] \"h2\"[2]\n"
+	"Switch 8 \"s3\"\n[1] \"s2\"[4]\n[2] \"h3\"[1]\n"
+	"Hca 1 \"h1\"\n[1] \"s1\"[5]\n"
+	"Hca 2 \"h2\"\n[1] \"s2\"[5]\n[2] \"s2\"[6]\n"
+	"Hca 1 \"h3\"\n[1] \"s3\"[2]\n";
+
+#define MAX_SENT 4096
+
+static uint8_t sent[MAX_SENT][MAD_SIZE];
+static unsigned int nsent;
+
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+{
+	if (nsent < MAX_SENT)
+		memcpy(sent[nsent++], mad, MAD_SIZE);
+	return 0;
+}
+
+static struct fakefab ff;
+static struct fabric *fab;
+static struct sa_env env = {
+	.sm_guid = 0x1234, .sm_lid = 1, .act_count = 7, .sm_priority = 3,
+	.subnet_prefix = UINT64_C(0xfe80000000000000), .packet_life_time = 18,
+	.send = fake_send,
+};
+static const struct mad_addr client = { .slid = 5, .qpn = 1 };
+
+static void setup(void)
+{
+	struct lid_stats ls;
+	struct route_stats rs;
+
+	CHECK_EQ(ff_parse(&ff, net), 0);
+	CHECK_EQ(fabric_new(&fab), 0);
+	CHECK_EQ(ff_discover(&ff, fab, NULL), 0);
+	CHECK_EQ(lid_assign(fab, 0, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("minhop"), fab, NULL, &rs, NULL), 0);
+	for (size_t i = 0; i < fab->nnodes; i++)
+		for (unsigned int p = 0; p <= fab->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &fab->nodes[i]->ports[p];
+
+			/* What a sweep would have read: SDR 4x, 2048 MTU, default P_Key */
+			pp->pi.link_width_active = 2;
+			pp->pi.link_speed_active = 1;
+			pp->pi.guid_cap = 8;
+			pp->pkeys[0] = 0xffff;
+			pp->pkeys_valid = fabric_is_endport(pp);
+		}
+}
+
+static void request(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
+		    const uint8_t *rec, size_t len, uint64_t tid)
+{
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = method;
+	m.hdr.attr_id = attr;
+	m.hdr.tid = tid;
+	m.comp_mask = mask;
+	if (rec)
+		memcpy(m.data, rec, len);
+	sa_mad_encode(&m, buf);
+	nsent = 0;
+	sa_handle(sa, buf, MAD_SIZE, &client);
+}
+
+static uint16_t last_status(void)
+{
+	struct sa_mad m;
+
+	if (!nsent || sa_mad_decode(sent[nsent - 1], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	return m.hdr.status;
+}
+
+static void ack(struct sa *sa, uint64_t tid, uint8_t type, uint32_t seg, uint32_t win)
+{
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = SA_METHOD_GET_TABLE;
+	m.hdr.tid = tid;
+	m.rmpp.version = 1;
+	m.rmpp.type = type;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.data1 = seg;
+	m.rmpp.data2 = win;
+	sa_mad_encode(&m, buf);
+	sa_handle(sa, buf, MAD_SIZE, &client);
+}
+
+/* Drive an RMPP transfer to its end, ACKing like a receiver; returns records */
+static size_t get_table(struct sa *sa, uint16_t attr, uint64_t mask, const uint8_t *rec,
+			size_t len, uint8_t **out, size_t *rsize)
+{
+	static uint64_t tid = 100;
+	uint8_t *data = NULL;
+	size_t total = 0, paylen_last = 0;
+	uint32_t expect = 1;
+	bool done = false;
+	struct sa_mad m;
+
+	request(sa, SA_METHOD_GET_TABLE, attr, mask, rec, len, ++tid);
+	*rsize = 0;
+	while (!done && nsent) {
+		unsigned int n = nsent;
+		static uint8_t batch[MAX_SENT][MAD_SIZE];
+
+		memcpy(batch, sent, (size_t)n * MAD_SIZE);
+		nsent = 0;
+		for (unsigned int i = 0; i < n && !done; i++) {
+			CHECK_EQ(sa_mad_decode(batch[i], MAD_SIZE, &m), 0);
+			CHECK_EQ(m.hdr.method, SA_METHOD_GET_TABLE_RESP);
+			CHECK(m.rmpp.flags & RMPP_FLAG_ACTIVE);
+			CHECK_EQ(m.rmpp.data1, expect);
+			if (expect == 1)
+				CHECK(m.rmpp.flags & RMPP_FLAG_FIRST);
+			*rsize = m.attr_offset * 8u;
+			data = realloc(data, total + SA_DATA_SIZE);
+			memcpy(data + total, m.data, SA_DATA_SIZE);
+			total += SA_DATA_SIZE;
+			if (m.rmpp.flags & RMPP_FLAG_LAST) {
+				paylen_last = m.rmpp.data2;
+				done = true;
+			}
+			expect++;
+		}
+		/* One ACK per batch, opening a window of 4 more segments */
+		ack(sa, tid, RMPP_TYPE_ACK, expect - 1, expect + 3);
+	}
+	CHECK(done);
+	/* Last segment's PayloadLength: 20 bytes of SA header + what it carries */
+	CHECK(paylen_last >= 20 && paylen_last <= RMPP_SEG_PAYLOAD);
+	total -= RMPP_SEG_PAYLOAD - paylen_last;
+	*out = data;
+	return *rsize ? total / *rsize : 0;
+}
+
+static void test_status(void)
+{
+	struct sa *sa;
+	uint8_t buf[MAD_SIZE];
+	struct sa_mad m = { 0 };
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	/* Not up yet: BUSY */
+	request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 1);
+	CHECK_EQ(last_status(), MAD_STATUS_BUSY);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	/* Unknown attribute, unknown method, methods not for this attribute */
+	request(sa, SA_METHOD_GET, 0x0099, 0, NULL, 0, 2);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	request(sa, 0x33, 0x0099, 0, NULL, 0, 3);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_UNSUPP);
+	request(sa, SA_METHOD_SET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 4);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	request(sa, SA_METHOD_DELETE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 5);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	/* A component mask naming fields a LinkRecord does not have */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_LINK_RECORD, UINT64_C(1) << 40, NULL, 0, 6);
+	CHECK_EQ(last_status(), SA_STATUS_REQ_INVALID);
+	/* Get: no match, too many */
+	uint8_t rec[128] = { 0 };
+
+	rec[1] = 200;	/* LID 200: nobody */
+	request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1, rec, sizeof(rec), 7);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 8);
+	CHECK_EQ(last_status(), SA_STATUS_TOO_MANY);
+	/* Wrong class version */
+	memset(&m, 0, sizeof(m));
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = 1;
+	m.hdr.method = SA_METHOD_GET;
+	m.hdr.attr_id = SA_ATTR_NODE_RECORD;
+	sa_mad_encode(&m, buf);
+	nsent = 0;
+	sa_handle(sa, buf, MAD_SIZE, &client);
+	CHECK_EQ(last_status(), MAD_STATUS_BAD_VERSION);
+	/* Truncated, garbage, a response: dropped, never answered */
+	nsent = 0;
+	sa_handle(sa, buf, 40, &client);
+	sa_handle(sa, buf, 0, &client);
+	buf[1] = 0x81;
+	sa_handle(sa, buf, MAD_SIZE, &client);
+	m.hdr.class_version = 2;
+	m.hdr.method = SA_METHOD_GET_RESP;
+	sa_mad_encode(&m, buf);
+	sa_handle(sa, buf, MAD_SIZE, &client);
+	CHECK_EQ(nsent, 0);
+	CHECK(sa_stats(sa)->dropped >= 4);
+	/* ClassPortInfo */
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 9);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(last_status(), 0);
+	sa_free(sa);
+}
+
+static struct fab_port *port_of(const char *name, unsigned int port)
+{
+	return fabric_port(fabric_find(fab, ff.nodes[ff_find(&ff, name)].guid), port);
+}
+
+static void test_path_get(void)
+{
+	struct sa *sa;
+	struct path_record pr = { 0 }, got;
+	uint8_t rec[64];
+	struct sa_mad m;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2b = port_of("h2", 2);
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	pr.slid = h1->lid;
+	pr.dlid = h3->lid;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID, rec, 64, 10);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(m.hdr.status, 0);
+	CHECK_EQ(m.hdr.method, SA_METHOD_GET_RESP);
+	CHECK_EQ(m.attr_offset, 8);
+	path_record_decode(m.data, &got);
+	CHECK_EQ(got.slid, h1->lid);
+	CHECK_EQ(got.dlid, h3->lid);
+	/* h1 - s1 - s2 - s3 - h3: 4 links, 3 switches -> PLT 18 + ceil(log2 3) */
+	CHECK_EQ(got.packet_life_time, 20);
+	CHECK_EQ(got.mtu, 4);
+	CHECK_EQ(got.rate, 3);	/* 4x SDR: 10 Gb/s */
+	CHECK_EQ(got.pkey, 0xffff);
+	CHECK_EQ(got.reversible, 1);
+	CHECK_EQ(got.sgid[15], (uint8_t)h1->guid);
+	CHECK_EQ(got.dgid[15], (uint8_t)h3->guid);
+	CHECK_EQ(got.sgid[0], 0xfe);
+
+	/* By GID, to the second port of a dual-port HCA */
+	memset(&pr, 0, sizeof(pr));
+	for (int i = 0; i < 8; i++) {
+		pr.sgid[i] = pr.dgid[i] = (uint8_t)(env.subnet_prefix >> (56 - 8 * i));
+		pr.sgid[8 + i] = (uint8_t)(h1->guid >> (56 - 8 * i));
+		pr.dgid[8 + i] = (uint8_t)(h2b->guid >> (56 - 8 * i));
+	}
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID, rec, 64, 11);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	path_record_decode(m.data, &got);
+	CHECK_EQ(got.dlid, h2b->lid);
+	/* An unknown GID */
+	pr.dgid[15] ^= 0x55;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID, rec, 64, 12);
+	CHECK_EQ(last_status(), SA_STATUS_INVALID_GID);
+
+	/* Selectors: MTU > 2048 cannot be had; MTU < 4096 gives 2048; rate = 40G no */
+	memset(&pr, 0, sizeof(pr));
+	pr.slid = h1->lid;
+	pr.dlid = h3->lid;
+	pr.mtu = 4;
+	pr.mtu_selector = SA_SELECTOR_GT;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | PR_CM_MTU | PR_CM_MTU_SELECTOR, rec, 64, 13);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	pr.mtu = 5;
+	pr.mtu_selector = SA_SELECTOR_LT;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | PR_CM_MTU | PR_CM_MTU_SELECTOR, rec, 64, 14);
+	CHECK_EQ(last_status(), 0);
+	pr.rate = 7;
+	pr.rate_selector = SA_SELECTOR_EQ;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | PR_CM_RATE | PR_CM_RATE_SELECTOR, rec, 64, 15);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	/* SL must match the routing engine's (0 for min-hop) */
+	pr.sl = 3;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID | PR_CM_SL, rec,
+		64, 16);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	sa_free(sa);
+}
+
+static unsigned int count_endports(void)
+{
+	size_t ep;
+
+	fabric_count_ports(fab, &ep, NULL);
+	return (unsigned int)ep;
+}
+
+static void test_tables(void)
+{
+	struct sa *sa;
+	uint8_t *data, rec[128] = { 0 };
+	size_t n, rsize, links;
+	unsigned int eps = count_endports();
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	/* Every PathRecord from one source: one per endport */
+	struct path_record pr = { .slid = port_of("h1", 1)->lid };
+
+	path_record_encode(&pr, rec);
+	n = get_table(sa, SA_ATTR_PATH_RECORD, PR_CM_SLID, rec, 64, &data, &rsize);
+	CHECK_EQ(n, eps);
+	CHECK_EQ(rsize, 64);
+	for (size_t i = 0; i < n; i++) {
+		struct path_record got;
+
+		path_record_decode(data + i * rsize, &got);
+		CHECK_EQ(got.slid, pr.slid);
+		CHECK(fabric_port_by_lid(fab, got.dlid) != NULL);
+	}
+	free(data);
+	/* All pairs */
+	n = get_table(sa, SA_ATTR_PATH_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, (size_t)eps * eps);
+	free(data);
+	/* NodeRecords: one per endport */
+	n = get_table(sa, SA_ATTR_NODE_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, eps);
+	CHECK_EQ(rsize, 112);
+	free(data);
+	/* LinkRecords: both directions of every cable */
+	fabric_count_ports(fab, NULL, &links);
+	n = get_table(sa, SA_ATTR_LINK_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, 2 * links);
+	free(data);
+	/* SwitchInfo, SMInfo, LFT, PortInfo, P_Key, GUIDInfo records exist */
+	n = get_table(sa, SA_ATTR_SWITCH_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, fab->nswitches);
+	free(data);
+	n = get_table(sa, SA_ATTR_SM_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_SM_INFO_RECORD, data, 2), env.sm_guid);
+	CHECK_EQ(sa_record_field(SA_ATTR_SM_INFO_RECORD, data, 6), SM_STATE_MASTER);
+	free(data);
+	n = get_table(sa, SA_ATTR_LFT_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, fab->nswitches);	/* max LID < 64: one block each */
+	free(data);
+	n = get_table(sa, SA_ATTR_PKEY_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, eps);
+	free(data);
+	n = get_table(sa, SA_ATTR_GUID_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, eps);
+	free(data);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK(n > eps);
+	free(data);
+	CHECK(sa_stats(sa)->rmpp_done >= 10);
+	sa_free(sa);
+}
+
+static void test_rmpp_control(void)
+{
+	struct sa *sa;
+	struct sa_mad m;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	/* A big table: only segment 1 goes out until the receiver ACKs */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 500);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(m.rmpp.data1, 1);
+	/* An ACK for a segment never sent aborts the transfer */
+	nsent = 0;
+	ack(sa, 500, RMPP_TYPE_ACK, 9, 20);
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 1);
+	/* STOP from the receiver ends it; a later ACK finds nothing */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 501);
+	nsent = 0;
+	ack(sa, 501, RMPP_TYPE_STOP, 1, 1);
+	ack(sa, 501, RMPP_TYPE_ACK, 1, 5);
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 2);
+	/* ACK(1, 5): segments 2..5 follow */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 502);
+	nsent = 0;
+	ack(sa, 502, RMPP_TYPE_ACK, 1, 5);
+	CHECK_EQ(nsent, 4);
+	/* A repeated request restarts its transfer from segment 1 */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 502);
+	CHECK_EQ(nsent, 1);
+	sa_free(sa);	/* frees transfers in flight */
+}
+
+static uint32_t rnd_state = 12345;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+static void test_fuzz(void)
+{
+	static const uint16_t attrs[] = {
+		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
+		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
+		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
+		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
+	};
+	struct sa *sa;
+	unsigned int answered = 0;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	for (int it = 0; it < 20000; it++) {
+		uint8_t buf[MAD_SIZE];
+		size_t len = MAD_SIZE;
+		struct sa_mad m = { 0 };
+
+		m.hdr.base_version = 1;
+		m.hdr.mgmt_class = MAD_CLASS_SA;
+		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
+		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
+					     (uint8_t)rnd();
+		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
+		m.hdr.tid = rnd();
+		m.comp_mask = (rnd() % 3) ? (uint64_t)rnd() & ((rnd() % 2) ? 0x3f : 0xffffff) :
+					    (uint64_t)rnd() << 32 | rnd();
+		for (size_t i = 0; i < SA_DATA_SIZE; i++)
+			m.data[i] = (rnd() % 4) ? 0 : (uint8_t)rnd();
+		/* Small LIDs so that masks select real records now and then */
+		m.data[0] = 0;
+		m.data[1] = (uint8_t)(rnd() % 16);
+		if (rnd() % 5 == 0) {
+			m.rmpp.flags = RMPP_FLAG_ACTIVE;
+			m.rmpp.type = (uint8_t)(rnd() % 6);
+			m.rmpp.data1 = rnd() % 8;
+			m.rmpp.data2 = rnd() % 40;
+		}
+		sa_mad_encode(&m, buf);
+		for (int f = rnd() % 4; f > 0; f--)
+			buf[rnd() % MAD_SIZE] ^= (uint8_t)(1u << (rnd() % 8));
+		if (rnd() % 10 == 0)
+			len = rnd() % (MAD_SIZE + 1);
+		nsent = 0;
+		sa_handle(sa, buf, len, &client);
+		answered += nsent > 0;
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad r;
+
+			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &r), 0);
+			CHECK(r.hdr.method & MAD_METHOD_RESP_BIT);
+		}
+		if (it % 1000 == 0)
+			sa_tick(sa);
+	}
+	/* The fuzzer must reach the answering paths, not only the decoder */
+	CHECK(answered > 5000);
+	sa_free(sa);
+}
+
+int main(void)
+{
+	setup();
+	RUN(test_status);
+	RUN(test_path_get);
+	RUN(test_tables);
+	RUN(test_rmpp_control);
+	RUN(test_fuzz);
+	fabric_free(fab);
+	ff_free(&ff);
+	return unit_report();
+}
