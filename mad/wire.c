@@ -446,6 +446,24 @@ void port_info_encode(const struct port_info *pi, uint8_t d[SMP_DATA_SIZE])
 #undef X
 }
 
+void sl2vl_table_decode(const uint8_t d[SMP_DATA_SIZE], uint8_t vl[16])
+{
+	for (unsigned int sl = 0; sl < 16; sl++)
+		vl[sl] = (uint8_t)GET(d, 4 * sl, 4);
+}
+
+void pkey_block_decode(const uint8_t d[SMP_DATA_SIZE], uint16_t pkeys[32])
+{
+	for (unsigned int i = 0; i < 32; i++)
+		pkeys[i] = (uint16_t)GET(d, 16 * i, 16);
+}
+
+void pkey_block_encode(const uint16_t pkeys[32], uint8_t d[SMP_DATA_SIZE])
+{
+	for (unsigned int i = 0; i < 32; i++)
+		SET(d, 16 * i, 16, pkeys[i]);
+}
+
 /* SMInfo: IBA 14.2.5.13, table 168 */
 int sm_info_decode(const uint8_t d[SMP_DATA_SIZE], struct sm_info *si)
 {

@@ -252,6 +252,11 @@ int switch_info_decode(const uint8_t data[SMP_DATA_SIZE], struct switch_info *si
 void switch_info_encode(const struct switch_info *si, uint8_t data[SMP_DATA_SIZE]);
 int port_info_decode(const uint8_t data[SMP_DATA_SIZE], struct port_info *pi);
 void port_info_encode(const struct port_info *pi, uint8_t data[SMP_DATA_SIZE]);
+/* SLtoVLMappingTable: IBA 14.2.5.8, 16 4-bit VLs, SL0 first */
+void sl2vl_table_decode(const uint8_t data[SMP_DATA_SIZE], uint8_t vl[16]);
+/* P_KeyTable block: IBA 14.2.5.7, 32 16-bit entries */
+void pkey_block_decode(const uint8_t data[SMP_DATA_SIZE], uint16_t pkeys[32]);
+void pkey_block_encode(const uint16_t pkeys[32], uint8_t data[SMP_DATA_SIZE]);
 int sm_info_decode(const uint8_t data[SMP_DATA_SIZE], struct sm_info *si);
 void sm_info_encode(const struct sm_info *si, uint8_t data[SMP_DATA_SIZE]);
 /*

@@ -41,8 +41,27 @@ struct records {
 	size_t n, cap, size;	/* size: padded record size */
 };
 
+/* An SL2VL query waiting for the tables it asked the fabric for */
+struct sl2vl_item {
+	uint16_t lid;
+	uint8_t in, out;
+	uint8_t vl[16];
+	bool ok;
+};
+
+struct sa_pending {
+	struct sa_pending *next;
+	struct sa *sa;
+	struct sa_mad req;
+	struct mad_addr from;
+	struct sl2vl_item *items;
+	size_t n;
+	unsigned int outstanding;
+};
+
 struct sa {
 	const struct sa_env *env;
+	struct sa_pending *pending;
 	const struct fabric *f;
 	struct path_table *pt;
 	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
@@ -78,6 +97,14 @@ struct sa *sa_free(struct sa *sa)
 
 		sa->xfers = x->next;
 		xfer_free(x);
+	}
+	/* Reads still out will never call back: the owner frees them first */
+	while (sa->pending) {
+		struct sa_pending *q = sa->pending;
+
+		sa->pending = q->next;
+		free(q->items);
+		free(q);
 	}
 	path_table_free(sa->pt);
 	free(sa->by_guid);
@@ -873,6 +900,168 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 	send_mad(sa, &resp, from->slid, from->qpn);
 }
 
+/* ---- SL2VLTableRecord: read from the fabric when asked ---- */
+
+#define SL2VL_MAX_READS	4096
+
+static void answer_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   struct records *recs);
+
+static void sl2vl_finish(struct sa_pending *q)
+{
+	struct sa *sa = q->sa;
+	struct records recs = { .size = 16 };
+	int e = 0;
+
+	for (struct sa_pending **pp = &sa->pending; *pp; pp = &(*pp)->next)
+		if (*pp == q) {
+			*pp = q->next;
+			break;
+		}
+	for (size_t i = 0; i < q->n && !e; i++) {
+		uint8_t rec[16];
+
+		if (!q->items[i].ok)
+			continue;
+		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].out,
+				       q->items[i].vl, rec);
+		e = rec_offer(&recs, &q->req, rec);
+	}
+	if (e) {
+		free(recs.buf);
+		respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
+	} else {
+		answer_records(sa, &q->req, &q->from, &recs);
+	}
+	free(q->items);
+	free(q);
+}
+
+struct sl2vl_read {
+	struct sa_pending *q;
+	size_t i;
+};
+
+static void sl2vl_done(void *arg, int status, const uint8_t vl[16])
+{
+	struct sl2vl_read *rd = arg;
+	struct sa_pending *q = rd->q;
+
+	if (status == 0) {
+		memcpy(q->items[rd->i].vl, vl, 16);
+		q->items[rd->i].ok = true;
+	}
+	free(rd);
+	if (--q->outstanding == 0)
+		sl2vl_finish(q);
+}
+
+static int sl2vl_add(struct sa_pending *q, const struct fab_node *n, uint16_t lid, uint8_t in,
+		     uint8_t out, size_t *cap)
+{
+	uint64_t m = q->req.comp_mask;
+
+	/* Fields 1 and 2 (IBA 15.2.5.4) narrow what must be read */
+	if (((m & 2) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 1) != in) ||
+	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != out))
+		return 0;
+	if (q->n >= SL2VL_MAX_READS)
+		return -E2BIG;
+	if (q->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 32;
+		struct sl2vl_item *ni = realloc(q->items, ncap * sizeof(*ni));
+
+		if (!ni)
+			return -ENOMEM;
+		q->items = ni;
+		*cap = ncap;
+	}
+	memset(&q->items[q->n], 0, sizeof(q->items[q->n]));
+	q->items[q->n].lid = lid;
+	q->items[q->n].in = in;
+	q->items[q->n].out = out;
+	q->n++;
+	(void)n;
+	return 0;
+}
+
+static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	const struct fabric *f = sa->f;
+	struct sa_pending *q;
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	size_t cap = 0;
+	int e = 0;
+
+	if (!sa->env->read_sl2vl) {
+		respond_status(sa, req, from, SA_STATUS_NO_RECORDS);
+		return;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
+	q->sa = sa;
+	q->req = *req;
+	q->from = *from;
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH) {
+			uint16_t lid = n->ports[0].lid;
+
+			if (!lid || (one && lid != want))
+				continue;
+			/* Every (in, out) pair a packet can take: port 0 or a linked port in */
+			for (unsigned int in = 0; in <= n->num_ports && !e; in++) {
+				if (in && !fabric_port_linked(&n->ports[in]))
+					continue;
+				for (unsigned int out = 1; out <= n->num_ports && !e; out++)
+					if (out != in && fabric_port_linked(&n->ports[out]))
+						e = sl2vl_add(q, n, lid, (uint8_t)in, (uint8_t)out,
+							      &cap);
+			}
+			continue;
+		}
+		for (unsigned int pn = 1; pn <= n->num_ports && !e; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!p->lid || !p->has_path || (one && p->lid != want))
+				continue;
+			e = sl2vl_add(q, n, p->lid, 0, (uint8_t)pn, &cap);
+		}
+	}
+	if (e) {
+		free(q->items);
+		free(q);
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
+	q->next = sa->pending;
+	sa->pending = q;
+	/* Count them all first: a read may complete before the loop ends */
+	q->outstanding = (unsigned int)q->n + 1;
+	for (size_t i = 0; i < q->n; i++) {
+		struct sl2vl_read *rd = malloc(sizeof(*rd));
+		const struct fab_port *p = fabric_port_by_lid(f, q->items[i].lid);
+
+		if (rd) {
+			/* Filled before the call: the answer may come back inside it */
+			rd->q = q;
+			rd->i = i;
+		}
+		if (!rd || !p || sa->env->read_sl2vl(sa->env->ctx, p->node, q->items[i].in,
+						       q->items[i].out, sl2vl_done, rd) < 0) {
+			free(rd);
+			q->outstanding--;
+		}
+	}
+	if (--q->outstanding == 0)
+		sl2vl_finish(q);
+}
+
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct records recs = { 0 };
@@ -935,8 +1124,11 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
 	case SA_ATTR_GUID_INFO_RECORD: e = collect_guid_infos(sa, &req, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
+	case SA_ATTR_SL2VL_RECORD:
+		sl2vl_query(sa, &req, from);
+		return;
 	default:
-		/* SL2VL and VL arbitration records: not known until smd programs them */
+		/* VL arbitration records: not known until smd programs the tables */
 		break;
 	}
 	if (e) {
@@ -949,23 +1141,30 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		respond_status(sa, &req, from, (uint16_t)status);
 		return;
 	}
-	if (req.hdr.method == SA_METHOD_GET) {
+	answer_records(sa, &req, from, &recs);
+}
+
+/* Get: exactly one record; GetTable: all of them through RMPP. Frees recs. */
+static void answer_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   struct records *recs)
+{
+	if (req->hdr.method == SA_METHOD_GET) {
 		struct sa_mad resp;
 
-		if (recs.n != 1) {
-			free(recs.buf);
-			respond_status(sa, &req, from, recs.n ? SA_STATUS_TOO_MANY :
+		if (recs->n != 1) {
+			free(recs->buf);
+			respond_status(sa, req, from, recs->n ? SA_STATUS_TOO_MANY :
 					 SA_STATUS_NO_RECORDS);
 			return;
 		}
-		respond_hdr(&req, &resp, SA_METHOD_GET_RESP, 0);
-		resp.attr_offset = (uint16_t)(recs.size / 8);
-		memcpy(resp.data, recs.buf, size);
-		free(recs.buf);
+		respond_hdr(req, &resp, SA_METHOD_GET_RESP, 0);
+		resp.attr_offset = (uint16_t)(recs->size / 8);
+		memcpy(resp.data, recs->buf, sa_record_size(req->hdr.attr_id));
+		free(recs->buf);
 		sa->stats.answered++;
 		send_mad(sa, &resp, from->slid, from->qpn);
 		return;
 	}
-	send_table(sa, &req, from, &recs);
-	free(recs.buf);
+	send_table(sa, req, from, recs);
+	free(recs->buf);
 }

@@ -23,6 +23,14 @@ struct sa_env {
 	uint8_t sm_priority;
 	uint64_t subnet_prefix;
 	unsigned int packet_life_time;	/* per-hop LifeTimeValue (IBA 14.2.5.4) */
+	/*
+	 * Read an SLtoVLMappingTable from the fabric (switch n: packets in at
+	 * port in, out at port out; CA: port out): done() runs once, later,
+	 * with 0 and the table or -errno. Tables smd does not program are
+	 * read when asked for, not cached.
+	 */
+	int (*read_sl2vl)(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
+			  void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg);
 	/* Send one MAD on the SA agent to (dlid, qpn) */
 	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn);
 	void *ctx;

@@ -254,6 +254,7 @@ static const struct {
 	{ "sminfo", SA_ATTR_SM_INFO_RECORD, "LID reserved GUID SMKey ActCount Priority State" },
 	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID Block Port" },
 	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
+	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "path", SA_ATTR_PATH_RECORD, "SLID  DLID  SGID                       DGID" },
 };
 
@@ -263,7 +264,7 @@ static void usage(FILE *out)
 		"Usage: smctl sa KIND [--port SPEC] [--lid LID] [--get] [--count]\n"
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
-		"KIND: nodes ports switches links lft sminfo pkeys guids path\n");
+		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl path\n");
 }
 
 static int parse_gid(const char *s, uint8_t g[16])

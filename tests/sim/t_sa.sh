@@ -81,6 +81,20 @@ check test "$(wc -l <"$tmp/hw_lft")" -gt 10
 check test -z "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | awk '$2 != $3')"
 check test "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | wc -l)" -eq "$(wc -l <"$tmp/hw_lft")"
 
+# SL2VLTableRecords: a switch's (in, out) pair and a CA port, read by the SA
+# from the fabric when asked, against smpquery sl2vl
+sl2vl_sa() { awk '/VL:/ { sub(/.*VL:/, ""); gsub(/[ |]+/, " "); print; exit }' "$1"; }
+sl2vl_smp() { awk -v k="$2" 'index($0, k) { sub(/.*: \|/, ""); gsub(/[ |]+/, " "); print; exit }' "$1"; }
+sim_run saquery SL2VL 17/1/2 >"$tmp/sl2vl_sa" 2>&1
+sim_run smpquery sl2vl 17 2 >"$tmp/sl2vl_smp" 2>&1	# every in port, out port 2
+check test -n "$(sl2vl_sa "$tmp/sl2vl_sa")"
+check test "$(sl2vl_sa "$tmp/sl2vl_sa" | xargs)" = "$(sl2vl_smp "$tmp/sl2vl_smp" "in  1, out  2" | xargs)"
+sim_run saquery SL2VL 5 >"$tmp/sl2vl_ca" 2>&1
+sim_run smpquery sl2vl 5 >"$tmp/sl2vl_casmp" 2>&1
+check test "$(sl2vl_sa "$tmp/sl2vl_ca" | xargs)" = "$(sl2vl_smp "$tmp/sl2vl_casmp" "in  0, out  0" | xargs)"
+# every (in, out) pair of the 20 switches and every CA port, read and sent whole
+check test "$(sim_run "$SMCTL" sa sl2vl --count 2>/dev/null)" -gt 300
+
 # A single PathRecord, host to host
 sim_run saquery PR --slid 5 --dlid 12 >"$tmp/pr" 2>&1
 check test "$(field "$tmp/pr" slid)" = 5

@@ -38,12 +38,27 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint
 	return 0;
 }
 
+static unsigned int sl2vl_reads;
+
+/* The fabric answers at once: the SA must cope with a callback inside the call */
+static int fake_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
+			   void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
+{
+	uint8_t vl[16];
+
+	for (int i = 0; i < 16; i++)
+		vl[i] = (uint8_t)((i + in + out) % 8);
+	sl2vl_reads++;
+	done(arg, out == 7 ? -ETIMEDOUT : 0, vl);
+	return 0;
+}
+
 static struct fakefab ff;
 static struct fabric *fab;
 static struct sa_env env = {
 	.sm_guid = 0x1234, .sm_lid = 1, .act_count = 7, .sm_priority = 3,
 	.subnet_prefix = UINT64_C(0xfe80000000000000), .packet_life_time = 18,
-	.send = fake_send,
+	.send = fake_send, .read_sl2vl = fake_read_sl2vl,
 };
 static const struct mad_addr client = { .slid = 5, .qpn = 1 };
 
@@ -419,6 +434,46 @@ static void test_rmpp_control(void)
 	sa_free(sa);	/* frees transfers in flight */
 }
 
+static void test_sl2vl(void)
+{
+	struct sa *sa;
+	uint8_t *data, rec[16] = { 0 };
+	size_t n, rsize;
+	struct fab_port *s2 = port_of("s2", 0);
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab), 0);
+	/* One switch, one pair: exactly one read and one record with its table */
+	rec[0] = (uint8_t)(s2->lid >> 8);
+	rec[1] = (uint8_t)s2->lid;
+	rec[2] = 2;
+	rec[3] = 4;
+	sl2vl_reads = 0;
+	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 700);
+	CHECK_EQ(sl2vl_reads, 1);
+	CHECK_EQ(last_status(), 0);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK_EQ(sa_record_field(SA_ATTR_SL2VL_RECORD, m.data, 1), 2);
+		CHECK_EQ(sa_record_field(SA_ATTR_SL2VL_RECORD, m.data, 2), 4);
+		/* SL1 -> (1 + 2 + 4) % 8 */
+		CHECK_EQ(m.data[8] & 0xf, 7);
+	}
+	/* All pairs of all switches and every CA port, through RMPP */
+	n = get_table(sa, SA_ATTR_SL2VL_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK(n > 20);
+	CHECK_EQ(rsize, 16);
+	free(data);
+	/* A port whose read fails is left out, not answered with junk */
+	rec[2] = 0;
+	rec[3] = 7;
+	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 701);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	sa_free(sa);
+}
+
 static uint32_t rnd_state = 12345;
 
 static uint32_t rnd(void)
@@ -496,6 +551,7 @@ int main(void)
 	RUN(test_path_get);
 	RUN(test_tables);
 	RUN(test_rmpp_control);
+	RUN(test_sl2vl);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);
