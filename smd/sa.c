@@ -16,8 +16,8 @@
 
 #define SA_MAX_RECORDS		(1u << 20)	/* a GetTable bigger than this: NO_RESOURCES */
 #define SA_MAX_XFERS		1024		/* RMPP transfers in flight */
-#define RMPP_TIMEOUT_US		200000
-#define RMPP_RETRIES		5
+#define RMPP_TIMEOUT_US		400000
+#define RMPP_RETRIES		8
 #define RMPP_WINDOW_MAX		64
 
 struct sa_xfer {

@@ -18,7 +18,7 @@
 #include "mad/txn.h"
 #include "smd/smctl.h"
 
-#define SA_TIMEOUT_MS	1000
+#define SA_TIMEOUT_MS	2000
 #define SA_TRIES	3
 #define RMPP_RECV_WINDOW 32
 

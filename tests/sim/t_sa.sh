@@ -109,7 +109,7 @@ check test "$(sim_run "$SMCTL" sa path --slid 5 --count 2>/dev/null)" -eq "$nlid
 check test "$(sim_run "$SMCTL" sa path --count 2>/dev/null)" -eq $((nlids * nlids))
 
 # 20,000 random PathRecord Gets, every answer checked by the client
-sim_run "$SMCTL" sa bench --requests 20000 --inflight 32 >"$tmp/bench" 2>&1
+sim_run "$SMCTL" sa bench --requests 20000 --inflight 32 >"$tmp/bench" 2>&1 || true
 cat "$tmp/bench"
 check grep -q "20000 correct, 0 wrong, 0 unanswered" "$tmp/bench"
 
