@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/route.h"
+#include "topo/route_int.h"
 
 #define DIST_INF 0xff
 
@@ -89,7 +89,7 @@ static int graph_build(struct fabric *f, struct sw_graph *g)
 	return 0;
 }
 
-int route_minhop_compute(struct fabric *f, struct route_stats *st)
+int route_minhop_compute(struct fabric *f, struct route_result *res, struct route_stats *st)
 {
 	struct sw_graph g;
 	size_t S = f->nswitches;
@@ -98,6 +98,8 @@ int route_minhop_compute(struct fabric *f, struct route_stats *st)
 	r = graph_build(f, &g);
 	if (r < 0)
 		return r;
+	st->method = "min-hop";
+	res->vls_used = 1;
 	for (uint32_t lid = 1; lid <= f->max_lid; lid++) {
 		struct fab_port *ep = f->by_lid[lid];
 		struct fab_node *dsw;

@@ -37,6 +37,7 @@ Usage: topogen.py KIND [args] [-o FILE] [--seed S]
   ft3 K                   3-level k-ary fat-tree (5K^2/4 switches, K^3/4 hosts)
   torus2 X Y H            2-D torus, H hosts per switch
   torus3 X Y Z H          3-D torus, H hosts per switch
+  ring N H                N switches in a ring (a 1-D torus), H hosts per switch
   random --switches N     random irregular fabric (see gen_random)
 
 A one-line summary (switches, hosts, CA ports, links) goes to stderr.
@@ -288,6 +289,16 @@ def gen_torus(dims, h):
     return fab
 
 
+def gen_ring(n, h):
+    """A 1-D torus: switch i cabled to i+1 and N-1 back to 0 (N=2: two parallel
+    cables)."""
+    if n < 2:
+        raise ValueError("ring: N must be >= 2")
+    fab = gen_torus([n], h)
+    fab.title = "ring %d %d" % (n, h)
+    return fab
+
+
 def gen_random(nsw, seed):
     """Random connected irregular fabric.
 
@@ -381,14 +392,15 @@ def gen_random(nsw, seed):
 def main(argv):
     ap = argparse.ArgumentParser(
         description="Generate ibsim topology files (see module docstring).")
-    ap.add_argument("kind", choices=("line", "ft2", "ft3", "torus2", "torus3", "random"))
+    ap.add_argument("kind", choices=("line", "ft2", "ft3", "torus2", "torus3", "ring",
+                                     "random"))
     ap.add_argument("params", nargs="*", type=int)
     ap.add_argument("--switches", type=int, help="random: number of switches")
     ap.add_argument("--seed", type=int, default=1, help="random: seed (default 1)")
     ap.add_argument("-o", "--output", help="output file (default stdout)")
     a = ap.parse_args(argv)
 
-    want = {"line": 1, "ft2": 1, "ft3": 1, "torus2": 3, "torus3": 4, "random": 0}
+    want = {"line": 1, "ft2": 1, "ft3": 1, "torus2": 3, "torus3": 4, "ring": 2, "random": 0}
     if len(a.params) != want[a.kind]:
         ap.error("%s takes %d numeric argument(s)" % (a.kind, want[a.kind]))
     try:
@@ -402,6 +414,8 @@ def main(argv):
             fab = gen_torus(a.params[:2], a.params[2])
         elif a.kind == "torus3":
             fab = gen_torus(a.params[:3], a.params[3])
+        elif a.kind == "ring":
+            fab = gen_ring(*a.params)
         else:
             if not a.switches:
                 ap.error("random needs --switches N")

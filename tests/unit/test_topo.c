@@ -179,7 +179,7 @@ static int bring_up(const struct fakefab *ff, struct fabric **out, struct disc_s
 	if (r == 0)
 		r = lid_assign(f, lmc, NULL, NULL, &ls);
 	if (r == 0)
-		r = route_compute(route_engine_find("minhop"), f, rs);
+		r = route_compute(route_engine_find("minhop"), f, NULL, rs, NULL);
 	*out = f;
 	return r;
 }
@@ -339,6 +339,79 @@ static void test_lid_stability(void)
 	ff_free(&ff);
 }
 
+/* LIDs reserved for absent ports stay free while other space remains */
+static void test_lid_reserved(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct disc_stats ds;
+	struct lid_stats ls;
+	struct fab_node *h1, *h2;
+	struct lid_reservation *all;
+	size_t nall = 0;
+
+	CHECK_EQ(ff_parse(&ff, small_net), 0);
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&ff, f, &ds), 0);
+	h1 = fabric_find(f, ff.nodes[ff_find(&ff, "h1")].guid);
+	h2 = fabric_find(f, ff.nodes[ff_find(&ff, "h2")].guid);
+	struct remembered rem[] = { { h1->ports[1].guid, 3 }, { 0, 0 } };
+	const struct lid_reservation res[] = {
+		{ 0xabc1, 1, 0 },			/* absent ports */
+		{ 0xabc2, 2, 0 },
+		{ 0xabc3, 8, 2 },			/* 8..11 */
+		{ h1->ports[1].guid, 3, 0 },		/* present: its own */
+		{ h2->ports[2].guid, 4, 0 },		/* present, remembered elsewhere */
+		{ 0xabc4, LID_UCAST_MAX + 1, 0 },	/* not a unicast LID: ignored */
+		{ 0xabc5, 13, 1 },			/* misaligned: ignored */
+		{ 0xabc6, 20, 9 },			/* LMC out of range: ignored */
+	};
+
+	/* Nothing held: the absent ports' LIDs stay free, h1 gets its own back */
+	CHECK_EQ(lid_assign_reserved(f, 0, lookup, rem, res, sizeof(res) / sizeof(res[0]), &ls),
+		 0);
+	CHECK_EQ(ls.reserved, 3);
+	CHECK_EQ(ls.reclaimed, 0);
+	CHECK_EQ(ls.remembered, 1);
+	CHECK_EQ(h1->ports[1].lid, 3);
+	for (uint16_t lid = 1; lid <= 11; lid++)
+		if (lid < 3 || lid > 7)
+			CHECK(fabric_port_by_lid(f, lid) == NULL);
+	CHECK_EQ(f->max_lid, 17);		/* 11 endports in 3..7 and 12..17 */
+	CHECK_EQ(check_lids(f), 0);
+
+	/* A held LID that is reserved for an absent port is given up */
+	h2->ports[1].pi.lid = 2;
+	CHECK_EQ(lid_assign_reserved(f, 0, NULL, NULL, res, 3, &ls), 0);
+	CHECK(h2->ports[1].lid != 2);
+	CHECK(fabric_port_by_lid(f, 2) == NULL);
+	CHECK_EQ(ls.conflicts, 1);
+	CHECK_EQ(check_lids(f), 0);
+
+	/* Without reservations the same port keeps what it holds */
+	CHECK_EQ(lid_assign_reserved(f, 0, NULL, NULL, NULL, 0, &ls), 0);
+	CHECK_EQ(h2->ports[1].lid, 2);
+	CHECK_EQ(ls.reserved, 0);
+
+	/* Every LID reserved: new ports reclaim, lowest first, and stay unique */
+	all = calloc(LID_UCAST_MAX, sizeof(*all));
+	for (uint32_t lid = LID_UCAST_MIN; lid <= LID_UCAST_MAX; lid++)
+		all[nall++] = (struct lid_reservation){ 0x100000 + lid, (uint16_t)lid, 0 };
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++)
+			f->nodes[i]->ports[p].pi.lid = 0;
+	CHECK_EQ(lid_assign_reserved(f, 1, NULL, NULL, all, nall, &ls), 0);
+	CHECK_EQ(ls.reserved, LID_UCAST_MAX);
+	CHECK_EQ(ls.reclaimed, 11);
+	CHECK_EQ(ls.fresh, 11);
+	CHECK_EQ(check_lids(f), 0);
+	/* LMC 1 for CAs: 7 CA ports x 2 LIDs and 4 switches, packed from 1 */
+	CHECK_EQ(f->max_lid, 19);
+	free(all);
+	fabric_free(f);
+	ff_free(&ff);
+}
+
 static void test_fabric_basics(void)
 {
 	struct fabric *f;
@@ -403,6 +476,7 @@ int main(int argc, char **argv)
 	RUN(test_dead_node);
 	RUN(test_lmc);
 	RUN(test_lid_stability);
+	RUN(test_lid_reserved);
 	for (int i = 1; i < argc; i++)
 		check_file(argv[i]);
 	return unit_report();

@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Routing engines (dfree, updn, minhop, layered) on in-memory fabrics, each
+ * judged by a checker written apart from topo/: it walks every (source
+ * endport, LID) pair over the TRUE cabling of the fake fabric (not smd's
+ * model), takes each hop's VL from the engine's path SL and SL-to-VL tables,
+ * records the channel dependencies per switch in bitsets, and looks for a
+ * cycle with Tarjan's strongly connected components. Its verdict must match
+ * topo's own verifier (route_check) and the routes must all arrive.
+ * Extra arguments are topology files (tests/unit/route_fabrics.sh) to check
+ * with every engine and VL budgets 1, 2, 4 and 8.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/fakefab.h"
+#include "tests/unit/unit.h"
+#include "topo/lid.h"
+#include "topo/route.h"
+
+#define NVL	8
+#define NP	(FF_MAX_PORTS + 1)
+
+static const char *small_net =
+	"Hca 2 \"sm\"\n"
+	"[1] \"s1\"[1]\n"
+	"[2] \"s2\"[1]\n"
+	"Switch 8 \"s1\"\n"
+	"[1] \"sm\"[1]\n"
+	"[2] \"s2\"[2]\n"
+	"[3] \"s2\"[3]\n"
+	"[4] \"s3\"[1]\n"
+	"[5] \"h1\"[1]\n"
+	"[6] \"h2\"[1]\n"
+	"[7] \"h2\"[2]\n"
+	"Switch 8 \"s2\"\n"
+	"[1] \"sm\"[2]\n"
+	"[2] \"s1\"[2]\n"
+	"[3] \"s1\"[3]\n"
+	"[4] \"s3\"[2]\n"
+	"[5] \"h3\"[1]\n"
+	"Switch 8 \"s3\"\n"
+	"[1] \"s1\"[4]\n"
+	"[2] \"s2\"[4]\n"
+	"[3] \"s4\"[1]\n"
+	"[4] \"h3\"[2]\n"
+	"Switch 8 \"s4\"\n"
+	"[1] \"s3\"[3]\n"
+	"Hca 1 \"h1\"\n"
+	"[1] \"s1\"[5]\n"
+	"Hca 2 \"h2\"\n"
+	"[1] \"s1\"[6]\n"
+	"[2] \"s1\"[7]\n"
+	"Hca 2 \"h3\"\n"
+	"[1] \"s2\"[5]\n"
+	"[2] \"s3\"[4]\n";
+
+/* A ring of n switches, one host each (switch i port 1 -> i+1, port 2 <- i-1) */
+static char *ring_net(int n)
+{
+	size_t cap = (size_t)n * 160 + 64, len = 0;
+	char *t = malloc(cap);
+
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(t + len, cap - len,
+					"Hca 1 \"h%d\"\n[1] \"r%d\"[3]\n"
+					"Switch 4 \"r%d\"\n[1] \"r%d\"[2]\n"
+					"[2] \"r%d\"[1]\n[3] \"h%d\"[1]\n",
+					i, i, i, (i + 1) % n, (i + n - 1) % n, i);
+	return t;
+}
+
+/* ---- the independent checker ---- */
+
+struct verdict {
+	uint64_t pairs, bad, loops, dead;
+	unsigned int vls;		/* distinct VLs seen */
+	bool acyclic;
+	uint32_t max_link;		/* (CA port, LID) routes over one switch-to-switch link */
+};
+
+struct indep {
+	const struct fakefab *ff;
+	struct fabric *f;
+	const struct route_result *res;
+	struct fab_node **model;	/* fake index -> model node */
+	uint64_t **dep;			/* per switch: bit (in * NP + out) * 64 + vin * 8 + vout */
+	uint32_t *load;			/* [fake node * NP + port] */
+	uint16_t vl_seen;
+	/* Tarjan */
+	int32_t *index, *low, *stack;
+	uint8_t *on;
+	int32_t next, sp;
+	bool cycle;
+};
+
+static size_t dep_words(void)
+{
+	return (size_t)NP * NP * 64 / 64;
+}
+
+static uint32_t chan_id(int node, int port, int vl)
+{
+	return ((uint32_t)node * NP + (uint32_t)port) * NVL + (uint32_t)vl;
+}
+
+/* The VL a packet on sl leaves node n through port out with, having entered at in */
+static int hop_vl(struct indep *x, const struct fab_node *n, int in, int out, int sl)
+{
+	uint8_t tab[16];
+
+	if (route_sl2vl(x->res, n, (unsigned int)in, (unsigned int)out, tab) < 0)
+		return -1;
+	if (tab[sl] >= NVL)
+		return -1;
+	x->vl_seen |= (uint16_t)(1u << tab[sl]);
+	return tab[sl];
+}
+
+/*
+ * Walk one pair over the fake cabling. Starting node idx (a CA with port
+ * sport, or a switch with sport 0). Returns 0 (arrived), -1 (dead end or
+ * bad VL), -2 (loop). Dependencies go into x->dep.
+ */
+static int walk_pair(struct indep *x, int idx, int sport, uint16_t dlid, int sl, int weight)
+{
+	const struct fakefab *ff = x->ff;
+	int cur = idx, in = 0, vin = -1, prev = -1, prev_port = 0;
+
+	if (ff->nodes[idx].type != NODE_TYPE_SWITCH) {
+		/* injection: CA port sport, its VL from the CA's table */
+		vin = hop_vl(x, x->model[idx], 0, sport, sl);
+		if (vin < 0)
+			return -1;
+		prev = idx;
+		prev_port = sport;
+		in = ff->nodes[idx].peer_port[sport];
+		cur = ff->nodes[idx].peer[sport];
+		if (cur < 0 || ff->nodes[cur].type != NODE_TYPE_SWITCH)
+			return -1;
+	}
+	for (int steps = 0; steps <= ff->n; steps++) {
+		const struct ff_node *fn = &ff->nodes[cur];
+		struct fab_node *m = x->model[cur];
+		struct fab_port *p;
+		int out, vout, nxt;
+
+		if (!m || dlid >= m->lft_len)
+			return -1;
+		out = m->lft[dlid];
+		if (out == 0) {
+			p = fabric_port(m, 0);
+			return p && p->lid == dlid ? 0 : -1;
+		}
+		if (out > fn->nports || fn->peer[out] < 0)
+			return -1;
+		vout = hop_vl(x, m, in, out, sl);
+		if (vout < 0)
+			return -1;
+		if (prev >= 0) {
+			size_t bit = ((size_t)in * NP + (size_t)out) * 64 + (size_t)vin * 8 +
+				     (size_t)vout;
+
+			x->dep[cur][bit / 64] |= 1ull << (bit % 64);
+		}
+		nxt = fn->peer[out];
+		if (ff->nodes[nxt].type == NODE_TYPE_SWITCH)
+			x->load[cur * NP + out] += (uint32_t)weight;
+		if (ff->nodes[nxt].type != NODE_TYPE_SWITCH) {
+			struct fab_node *d = x->model[nxt];
+			struct fab_port *dp = d ? fabric_port(d, fn->peer_port[out]) : NULL;
+
+			return dp && dp->lid && dlid >= dp->lid && dlid < dp->lid + (1u << dp->lmc) ?
+			       0 : -1;
+		}
+		prev = cur;
+		prev_port = out;
+		in = fn->peer_port[out];
+		vin = vout;
+		cur = nxt;
+	}
+	(void)prev_port;
+	return -2;
+}
+
+/* Successors of channel (node, port, vl): the dependencies recorded at its far end */
+static void tarjan(struct indep *x, uint32_t v);
+
+static void visit_succ(struct indep *x, uint32_t v)
+{
+	const struct fakefab *ff = x->ff;
+	int node = (int)(v / NVL / NP), port = (int)(v / NVL % NP), vl = (int)(v % NVL);
+	int sw = ff->nodes[node].peer[port], in = ff->nodes[node].peer_port[port];
+
+	if (sw < 0 || ff->nodes[sw].type != NODE_TYPE_SWITCH || !x->dep[sw])
+		return;
+	for (int out = 1; out <= ff->nodes[sw].nports; out++)
+		for (int vo = 0; vo < NVL; vo++) {
+			size_t bit = ((size_t)in * NP + (size_t)out) * 64 + (size_t)vl * 8 + (size_t)vo;
+			uint32_t w;
+
+			if (!(x->dep[sw][bit / 64] & (1ull << (bit % 64))))
+				continue;
+			w = chan_id(sw, out, vo);
+			if (x->index[w] < 0) {
+				tarjan(x, w);
+				if (x->low[w] < x->low[v])
+					x->low[v] = x->low[w];
+			} else if (x->on[w] && x->index[w] < x->low[v]) {
+				x->low[v] = x->index[w];
+			}
+		}
+}
+
+static void tarjan(struct indep *x, uint32_t v)
+{
+	int32_t size = 0;
+
+	x->index[v] = x->low[v] = x->next++;
+	x->stack[x->sp++] = (int32_t)v;
+	x->on[v] = 1;
+	visit_succ(x, v);
+	if (x->low[v] != x->index[v])
+		return;
+	/* v roots a strongly connected component: more than one channel = a cycle */
+	for (;;) {
+		int32_t w = x->stack[--x->sp];
+
+		x->on[w] = 0;
+		size++;
+		if ((uint32_t)w == v)
+			break;
+	}
+	if (size > 1)
+		x->cycle = true;
+}
+
+static struct verdict judge(const struct fakefab *ff, struct fabric *f,
+			    const struct route_result *res)
+{
+	struct indep x;
+	struct verdict v;
+	uint32_t nchan = (uint32_t)ff->n * NP * NVL;
+
+	memset(&x, 0, sizeof(x));
+	memset(&v, 0, sizeof(v));
+	x.ff = ff;
+	x.f = f;
+	x.res = res;
+	x.model = calloc((size_t)ff->n, sizeof(*x.model));
+	x.dep = calloc((size_t)ff->n, sizeof(*x.dep));
+	x.load = calloc((size_t)ff->n * NP, sizeof(*x.load));
+	for (int i = 0; i < ff->n; i++) {
+		x.model[i] = fabric_find(f, ff->nodes[i].guid);
+		if (ff->nodes[i].type == NODE_TYPE_SWITCH && x.model[i])
+			x.dep[i] = calloc(dep_words(), sizeof(uint64_t));
+	}
+	for (int di = 0; di < ff->n; di++) {
+		struct fab_node *dn = x.model[di];
+
+		for (int dp = 0; dn && dp <= ff->nodes[di].nports; dp++) {
+			struct fab_port *d = fabric_port(dn, (unsigned int)dp);
+
+			if (!d || !fabric_is_endport(d) || !d->lid)
+				continue;
+			/* every LID of the port (LMC) is a destination */
+			for (uint32_t k = 0; k < (1u << d->lmc); k++) {
+				uint16_t dlid = (uint16_t)(d->lid + k);
+
+				for (int si = 0; si < ff->n; si++) {
+					struct fab_node *sn = x.model[si];
+					bool sw = ff->nodes[si].type == NODE_TYPE_SWITCH;
+					int last = sw ? 0 : ff->nodes[si].nports;
+
+					for (int sp = sw ? 0 : 1; sn && sp <= last; sp++) {
+						struct fab_port *s = fabric_port(sn, (unsigned int)sp);
+						int sl, r;
+
+						if (!s || !s->lid || s == d ||
+						    (!sw && ff->nodes[si].peer[sp] < 0))
+							continue;
+						sl = res ? route_path_sl(res, s->lid, dlid) : 0;
+						v.pairs++;
+						if (sl < 0 || sl > 15) {
+							v.bad++;
+							continue;
+						}
+						r = walk_pair(&x, si, sp, dlid, sl, sw ? 0 : 1);
+						if (r == -2)
+							v.loops++;
+						else if (r < 0)
+							v.dead++;
+					}
+				}
+			}
+		}
+	}
+	x.index = malloc(nchan * sizeof(*x.index));
+	x.low = malloc(nchan * sizeof(*x.low));
+	x.stack = malloc(nchan * sizeof(*x.stack));
+	x.on = calloc(nchan, 1);
+	for (uint32_t c = 0; c < nchan; c++)
+		x.index[c] = -1;
+	for (uint32_t c = 0; c < nchan; c++)
+		if (x.index[c] < 0 && x.dep[c / NVL / NP] == NULL) {
+			/* channels out of CAs (and of unknown nodes) start the search */
+			int node = (int)(c / NVL / NP), port = (int)(c / NVL % NP);
+
+			if (port >= 1 && port <= ff->nodes[node].nports)
+				tarjan(&x, c);
+		}
+	for (uint32_t c = 0; c < nchan; c++)
+		if (x.index[c] < 0)
+			tarjan(&x, c);
+	v.acyclic = !x.cycle;
+	for (uint16_t m = x.vl_seen; m; m &= (uint16_t)(m - 1))
+		v.vls++;
+	for (int i = 0; i < ff->n * NP; i++)
+		if (x.load[i] > v.max_link)
+			v.max_link = x.load[i];
+	for (int i = 0; i < ff->n; i++)
+		free(x.dep[i]);
+	free(x.dep);
+	free(x.model);
+	free(x.load);
+	free(x.index);
+	free(x.low);
+	free(x.stack);
+	free(x.on);
+	return v;
+}
+
+/* ---- bringing fabrics up ---- */
+
+static struct fabric *bring_up_lmc(const struct fakefab *ff, uint8_t lmc)
+{
+	struct fabric *f;
+	struct disc_stats ds;
+	struct lid_stats ls;
+
+	if (fabric_new(&f) < 0)
+		return NULL;
+	if (ff_discover(ff, f, &ds) < 0 || lid_assign(f, lmc, NULL, NULL, &ls) < 0)
+		return fabric_free(f);
+	return f;
+}
+
+static struct fabric *bring_up(const struct fakefab *ff)
+{
+	return bring_up_lmc(ff, 0);
+}
+
+static const char *label = "";
+
+/*
+ * Route with engine at budget vls, judge independently, compare with topo's
+ * verifier. want_acyclic: the engine must be deadlock-free.
+ */
+static void route_and_judge(const struct fakefab *ff, struct fabric *f, const char *engine,
+			    unsigned int vls, bool want_acyclic)
+{
+	struct route_opts o = { .max_vls = vls };
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *res = NULL;
+	struct verdict v;
+	int r;
+
+	r = route_compute(route_engine_find(engine), f, &o, &st, &res);
+	CHECK_EQ(r, 0);
+	if (r < 0) {
+		fprintf(stderr, "  %s: %s with %u VLs: %s\n", label, engine, vls, strerror(-r));
+		return;
+	}
+	v = judge(ff, f, res);
+	CHECK_EQ(route_check(f, res, &chk), 0);
+	CHECK_EQ(v.bad + v.dead + v.loops, 0);
+	CHECK_EQ(chk.unreachable + chk.loops + chk.bad_vl, 0);
+	CHECK_EQ(st.unreachable, 0);
+	/* The two verifiers agree */
+	CHECK_EQ(v.acyclic, chk.acyclic);
+	CHECK_EQ(v.max_link, chk.max_link_routes);
+	CHECK_EQ(v.max_link, st.max_link_routes);
+	CHECK(v.vls <= route_vls_used(res));
+	CHECK_EQ(chk.vls_used, v.vls);
+	if (want_acyclic) {
+		CHECK(v.acyclic);
+		CHECK(route_vls_used(res) <= vls);
+		CHECK(st.vls_used == route_vls_used(res));
+	}
+	if ((want_acyclic && !v.acyclic) || v.dead || v.loops || v.bad)
+		fprintf(stderr, "  FAIL %s: %s/%u: acyclic %d dead %llu loops %llu bad %llu\n",
+			label, engine, vls, v.acyclic, (unsigned long long)v.dead,
+			(unsigned long long)v.loops, (unsigned long long)v.bad);
+	fprintf(stderr, "  %-28s %-7s budget %u: %u VLs, max link %5u, mean %7.1f, %s, %s\n",
+		label, engine, vls, route_vls_used(res), v.max_link, st.mean_link_routes,
+		v.acyclic ? "acyclic" : "CYCLIC", st.method ? st.method : "");
+	route_result_free(res);
+}
+
+static void check_all_engines(const struct fakefab *ff, const char *name)
+{
+	static const unsigned int budgets[] = { 1, 2, 4, 8 };
+	struct fabric *f = bring_up(ff);
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	label = name;
+	for (size_t i = 0; i < sizeof(budgets) / sizeof(budgets[0]); i++)
+		route_and_judge(ff, f, "dfree", budgets[i], true);
+	route_and_judge(ff, f, "updn", 8, true);
+	route_and_judge(ff, f, "minhop", 8, false);
+	fabric_free(f);
+}
+
+/* ---- tests ---- */
+
+static void test_small(void)
+{
+	struct fakefab ff;
+
+	CHECK_EQ(ff_parse(&ff, small_net), 0);
+	check_all_engines(&ff, "small");
+	ff_free(&ff);
+}
+
+/* Rings need more than min-hop to be deadlock-free: the checker must see min-hop's cycle */
+static void test_rings(void)
+{
+	for (int n = 3; n <= 9; n += 3) {
+		struct fakefab ff;
+		struct fabric *f;
+		struct route_stats st;
+		struct route_check chk;
+		char *text = ring_net(n), name[32];
+
+		CHECK_EQ(ff_parse(&ff, text), 0);
+		snprintf(name, sizeof(name), "ring%d", n);
+		check_all_engines(&ff, name);
+		f = bring_up(&ff);
+		CHECK_EQ(route_compute(route_engine_find("minhop"), f, NULL, &st, NULL), 0);
+		CHECK_EQ(route_check(f, NULL, &chk), 0);
+		CHECK(n < 4 || !chk.acyclic);
+		CHECK(n < 4 || judge(&ff, f, NULL).acyclic == false);
+		fabric_free(f);
+		ff_free(&ff);
+		free(text);
+	}
+}
+
+/* The API around the routes: SLs, SL2VL, OperationalVLs, VLCap */
+static void test_api(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_result *res = NULL;
+	struct route_opts o = { .max_vls = 8 };
+	uint8_t vl[16];
+	char *text = ring_net(8);
+
+	CHECK_EQ(route_op_vls(1), 1);
+	CHECK_EQ(route_op_vls(2), 2);
+	CHECK_EQ(route_op_vls(3), 3);
+	CHECK_EQ(route_op_vls(4), 3);
+	CHECK_EQ(route_op_vls(5), 4);
+	CHECK_EQ(route_op_vls(8), 4);
+	{
+		struct route_vlarb tab[64];
+
+		CHECK_EQ(route_vlarb_default(3, 0, tab, 64), 3);
+		CHECK(tab[0].vl == 0 && tab[2].vl == 2 && tab[1].weight == 255);
+		CHECK_EQ(route_vlarb_default(8, 32, tab, 4), 4);
+		CHECK_EQ(tab[3].weight, 32);
+		CHECK_EQ(route_vlarb_default(0, 1, tab, 64), 1);
+	}
+	CHECK(route_engine_find("dfree") && route_engine_find("dfree")->deadlock_free);
+	CHECK(route_engine_find("minhop") && !route_engine_find("minhop")->deadlock_free);
+	CHECK(route_engine_find("nosuch") == NULL);
+	CHECK(route_engine_at(0) == route_engine_find("dfree"));
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	/* fakefab ports say VLCap 4: VL0-7 */
+	CHECK_EQ(route_fabric_vls(f), 8);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &o, &st, &res), 0);
+	CHECK(res != NULL);
+	CHECK_EQ(st.vls_budget, 8);
+	CHECK(route_vls_used(res) >= 2);	/* a ring of 8 needs two */
+	CHECK_EQ(route_path_sl(res, 0, 1), -ENOENT);
+	CHECK_EQ(route_path_sl(res, 1, (uint16_t)(f->max_lid + 1)), -ENOENT);
+	for (uint32_t s = 1; s <= f->max_lid; s++)
+		for (uint32_t d = 1; d <= f->max_lid; d++) {
+			int sl = route_path_sl(res, (uint16_t)s, (uint16_t)d);
+
+			CHECK(sl >= 0 && (unsigned int)sl < route_vls_used(res));
+		}
+	CHECK_EQ(route_sl2vl(res, f->switches[0], 1, 2, vl), 0);
+	for (int sl = 0; sl < 16; sl++)
+		CHECK((unsigned int)vl[sl] < route_vls_used(res));
+	CHECK_EQ(vl[0], 0);
+	CHECK_EQ(vl[1], 1);
+	CHECK_EQ(route_sl2vl(res, f->switches[0], 0, 99, vl), -EINVAL);
+	route_result_free(res);
+	/* A budget of 1: still deadlock-free, one VL */
+	o.max_vls = 1;
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &o, &st, &res), 0);
+	CHECK_EQ(route_vls_used(res), 1);
+	CHECK(judge(&ff, f, res).acyclic);
+	route_result_free(res);
+	/* More than 8 or than the ports allow is cut */
+	o.max_vls = 15;
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &o, &st, NULL), 0);
+	CHECK_EQ(st.vls_budget, 8);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
+/* Ordered lists: explicit fallback, reported */
+static void test_list(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *res = NULL;
+	struct route_attempt att[4];
+	struct route_opts o = { .max_vls = 1 };
+	unsigned int tried = 0;
+	char bad[32];
+	char *text = ring_net(8);
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	CHECK_EQ(route_list_valid("dfree, updn,minhop", bad, sizeof(bad)), 0);
+	CHECK_EQ(route_list_valid("dfree,bogus", bad, sizeof(bad)), -ENOENT);
+	CHECK(!strcmp(bad, "bogus"));
+	CHECK_EQ(route_list_valid(" , ", bad, sizeof(bad)), -EINVAL);
+	CHECK_EQ(route_compute_list("bogus,minhop", f, &o, &st, &res, &chk, att, 4, &tried),
+		 -ENOENT);
+	CHECK_EQ(tried, 0);
+	/* layered (DFSSSP-like) cannot fit a ring in 1 VL: it says so, up/down takes over */
+	CHECK_EQ(route_compute_list("layered,updn,minhop", f, &o, &st, &res, &chk, att, 4, &tried),
+		 1);
+	CHECK_EQ(tried, 2);
+	CHECK_EQ(att[0].err, -ENOSPC);
+	CHECK(att[0].why && *att[0].why);
+	CHECK(!strcmp(att[1].name, "updn"));
+	CHECK_EQ(att[1].err, 0);
+	CHECK(att[1].acyclic);
+	CHECK(chk.acyclic);
+	CHECK_EQ(chk.unreachable, 0);
+	CHECK(res != NULL);
+	route_result_free(res);
+	res = NULL;
+	/* min-hop alone: accepted as asked, the cycle reported */
+	CHECK_EQ(route_compute_list("minhop", f, &o, &st, &res, &chk, att, 4, &tried), 0);
+	CHECK_EQ(att[0].err, 0);
+	CHECK(!att[0].acyclic);
+	route_result_free(res);
+	/* With 2 VLs, layered fits */
+	o.max_vls = 2;
+	CHECK_EQ(route_compute_list("layered,updn", f, &o, &st, NULL, &chk, att, 4, &tried), 0);
+	CHECK(chk.acyclic);
+	CHECK_EQ(chk.vls_used, 2);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
+/* Cut cables (and a whole switch away): routes stay complete and deadlock-free */
+static void test_failed_links(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *res;
+	struct route_opts o = { .max_vls = 2 };
+	char *text = ring_net(6);
+	int s0, s3;
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	/* One ring cable gone: a line, acyclic with 1 VL even for min-hop */
+	s0 = ff_find(&ff, "r0");
+	s3 = ff_find(&ff, "r3");
+	ff.nodes[ff.nodes[s0].peer[1]].peer[2] = -1;
+	ff.nodes[s0].peer[1] = -1;
+	check_all_engines(&ff, "ring6-cut");
+	/* A second cut splits the fabric: two components, each routed */
+	ff.nodes[ff.nodes[s3].peer[1]].peer[2] = -1;
+	ff.nodes[s3].peer[1] = -1;
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	/* discovery only sees the SM's half */
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &o, &st, &res), 0);
+	CHECK_EQ(route_check(f, res, &chk), 0);
+	CHECK(chk.acyclic);
+	CHECK_EQ(chk.unreachable, 0);
+	CHECK_EQ(judge(&ff, f, res).dead, 0);
+	route_result_free(res);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
+/* LMC 2: four LIDs per CA port, each a destination of its own */
+static void test_lmc(void)
+{
+	static const unsigned int budgets[] = { 1, 2, 8 };
+	struct fakefab ff;
+	struct fabric *f;
+	char *text = ring_net(6);
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up_lmc(&ff, 2);
+	CHECK(f != NULL);
+	label = "ring6-lmc2";
+	for (size_t i = 0; f && i < sizeof(budgets) / sizeof(budgets[0]); i++)
+		route_and_judge(&ff, f, "dfree", budgets[i], true);
+	if (f)
+		route_and_judge(&ff, f, "updn", 1, true);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
+/* The verifiers see what is wrong: VLs taken away, a loop, a dead end */
+static void test_verifier(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *res = NULL;
+	struct route_opts o = { .max_vls = 8 };
+	struct fab_node *r0, *r1;
+	struct verdict v;
+	char *text = ring_net(6);
+	uint16_t lid;
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &o, &st, &res), 0);
+	CHECK_EQ(route_vls_used(res), 2);
+	CHECK_EQ(route_check(f, res, &chk), 0);
+	CHECK(chk.acyclic);
+	CHECK(chk.dependencies > 0);
+	CHECK_EQ(chk.disconnected, 0);
+	/* The same LFTs all on VL 0: the ring's cycle */
+	CHECK_EQ(route_check(f, NULL, &chk), 0);
+	CHECK(!chk.acyclic);
+	CHECK(chk.cycle_len >= 6);
+	CHECK_EQ(chk.cycle_vl, 0);
+	CHECK(fabric_find(f, chk.cycle_guid) != NULL);
+	CHECK(!judge(&ff, f, NULL).acyclic);
+	/* r0 and r1 send h3's LID to each other */
+	r0 = fabric_find(f, ff.nodes[ff_find(&ff, "r0")].guid);
+	r1 = fabric_find(f, ff.nodes[ff_find(&ff, "r1")].guid);
+	lid = fabric_find(f, ff.nodes[ff_find(&ff, "h3")].guid)->ports[1].lid;
+	r0->lft[lid] = 1;
+	r1->lft[lid] = 2;
+	CHECK_EQ(route_check(f, res, &chk), 0);
+	CHECK(chk.loops > 0);
+	v = judge(&ff, f, res);
+	CHECK(v.loops > 0);
+	CHECK_EQ(v.loops, chk.loops);
+	/* and r1 forgets it */
+	r1->lft[lid] = LFT_PORT_NONE;
+	CHECK_EQ(route_check(f, res, &chk), 0);
+	CHECK_EQ(chk.loops, 0);
+	CHECK(chk.unreachable > 0);
+	v = judge(&ff, f, res);
+	CHECK_EQ(v.dead, chk.unreachable);
+	route_result_free(res);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
+/* Degenerate fabrics: one switch; two HCAs back to back, no switch at all */
+static void test_tiny(void)
+{
+	static const char *one =
+		"Hca 1 \"a\"\n[1] \"s\"[1]\n"
+		"Switch 4 \"s\"\n[1] \"a\"[1]\n[2] \"b\"[1]\n"
+		"Hca 1 \"b\"\n[1] \"s\"[2]\n";
+	static const char *none =
+		"Hca 1 \"a\"\n[1] \"b\"[1]\n"
+		"Hca 1 \"b\"\n[1] \"a\"[1]\n";
+	const struct route_engine *e;
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *res;
+
+	CHECK_EQ(ff_parse(&ff, one), 0);
+	check_all_engines(&ff, "one-switch");
+	ff_free(&ff);
+	CHECK_EQ(ff_parse(&ff, none), 0);
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	for (unsigned int i = 0; f && (e = route_engine_at(i)); i++) {
+		res = NULL;
+		CHECK_EQ(route_compute(e, f, NULL, &st, &res), 0);
+		CHECK_EQ(route_check(f, res, &chk), 0);
+		CHECK(chk.acyclic);
+		CHECK_EQ(chk.unreachable + chk.loops, 0);
+		route_result_free(res);
+	}
+	fabric_free(f);
+	ff_free(&ff);
+}
+
+static void check_file(const char *path)
+{
+	struct fakefab ff;
+	const char *base = strrchr(path, '/');
+
+	CHECK_EQ(ff_load(&ff, path), 0);
+	check_all_engines(&ff, base ? base + 1 : path);
+	ff_free(&ff);
+}
+
+int main(int argc, char **argv)
+{
+	RUN(test_api);
+	RUN(test_small);
+	RUN(test_rings);
+	RUN(test_list);
+	RUN(test_failed_links);
+	RUN(test_lmc);
+	RUN(test_verifier);
+	RUN(test_tiny);
+	for (int i = 1; i < argc; i++)
+		check_file(argv[i]);
+	return unit_report();
+}

@@ -1,0 +1,819 @@
+// SPDX-License-Identifier: MIT
+/*
+ * dfree: link-balanced routing that is deadlock-free on any topology within
+ * the data VLs it is given (1 to 8).
+ *
+ * Balancing. Destination LIDs are routed one after the other (CA ports
+ * first, then switches), each as a tree over a DAG of candidate next hops
+ * (rt_dag_tree): from the destination outward every switch learns the least
+ * weighted remainder of its candidate paths, a link's weight being the
+ * routes already over it (host-to-host routes counted RT_ALPHA + 1 times);
+ * then, from the farthest switches inward, each switch picks its next hop;
+ * for a switch destination the flow of that destination already sent to a
+ * neighbour adds to its cost, which spreads the destination's own routes
+ * (one tree per LID would otherwise funnel all of them through the single
+ * best path). The tree's routes are then added to the weights: the global
+ * balancing of SSSP routing. Rip-up-and-reroute passes route each LID again
+ * against everybody else's load; the best pass is kept.
+ *
+ * Candidates, all balanced that way:
+ *   U  up*\/down* (route_updn.c): deadlock-free on 1 VL by construction; on
+ *      fat-trees its host routes are minimal too;
+ *   M  min-hop routes; when their channel dependency graph (CDG) is cyclic,
+ *      the paths (source switch, LID) are spread over layers, one per VL
+ *      (SL = VL = layer), each path to the lowest layer whose CDG stays
+ *      acyclic with it (kept acyclic incrementally, route_cdg.c): DFSSSP's
+ *      idea with a first-fit placement;
+ *   W  least-weight (Dijkstra, hop-penalised) routes, layered the same way;
+ *   N  Nue-like routing inside V acyclic CDGs (route_nue.c): fits any budget,
+ *      tried with several hop penalties and two destination orders.
+ * M and W only count when their layers fit the VL budget; U and N always
+ * fit. Routes longer than the hop limit make a candidate lose to any other;
+ * then the candidate with the fewest routes on its busiest link wins, then
+ * on its busiest host-to-host link, then fewer VLs, then fewer hops in all.
+ * N is tried on small fabrics, and on medium ones when neither M nor W fits,
+ * unless up/down is about as good as min-hop (as on fat-trees). Big fabrics (arcs x LIDs above
+ * DF_BIG_WORK, e.g. the k=32 fat-tree) get one pass of U and M, and M is
+ * layered only when it beats U.
+ *
+ * Deadlock freedom does not depend on any of these heuristics: every
+ * candidate is acyclic per VL by construction (U, N) or by an exact check
+ * (M, W), and route_check verifies the result independently.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/route_int.h"
+
+/* Above this much work (arcs x destinations) a fabric is "big" */
+#define DF_BIG_WORK		40000000ull
+/*
+ * Routes longer than this many switch-to-switch hops (or than the fabric's
+ * diameter, if longer) count as worse than any shorter candidate: ibsim
+ * drops LID-routed packets after 16 switches, and long detours cost latency.
+ */
+#define DF_HOP_LIMIT		15
+/* Rip-up-and-reroute passes after the first, below DF_BIG_WORK */
+#define DF_PASSES		3
+/* Above this much work, Nue-like routing tries fewer variants */
+#define DF_NUE_WORK		2000000ull
+/* Nue-like routing gives up after searching its CDGs this many times arcs x destinations */
+#define DF_NUE_LIMIT		32
+/* ... and is not tried when up/down's busiest link is within this many percent of min-hop's */
+#define DF_NUE_SKIP_PCT		10
+
+enum df_mode {
+	DF_MINIMAL,
+	DF_SSSP,
+	DF_UPDN,
+};
+
+struct dfree {
+	struct rt_graph g;
+	struct fabric *f;
+	uint32_t S, lidlen;
+	struct rt_loads l;		/* routes over each arc, and weights */
+	struct rt_loads keep;		/* the best pass's */
+	uint32_t *nxt;			/* [S] the tree being built */
+	struct rt_dag dag;		/* min-hop candidates */
+	uint64_t *cost, *fin;
+	uint32_t *depth, *order, *scratch;
+	uint32_t *heap, *hpos, nheap, *popped;
+	uint64_t hop_penalty;
+	uint64_t mean_minimal;		/* mean link load of min-hop routes */
+	uint32_t max_minimal;		/* their busiest link */
+	uint32_t max_updn;		/* up/down's */
+	uint32_t hop_limit;		/* longer routes only if nothing else will do */
+	struct rt_updn updn;
+	bool updn_ok;
+	uint8_t *sl;			/* [S * lidlen] SL per (source switch, LID) */
+	struct rt_cdg layer[ROUTE_MAX_VLS];
+	bool layer_ok[ROUTE_MAX_VLS];
+};
+
+struct df_snap {
+	bool valid;
+	bool too_long;			/* some route longer than the hop limit */
+	uint8_t *lft;			/* [S * lidlen] */
+	uint8_t *sl;			/* [S * lidlen] per pair, [lidlen] per LID, or NULL: SL 0 */
+	bool sl_per_dest;
+	unsigned int vls;
+	uint32_t max_load, max_load_ca;
+	uint64_t total_load;
+	unsigned int escape;
+	const char *method;
+};
+
+static void df_free(struct dfree *dc)
+{
+	rt_loads_free(&dc->l);
+	rt_loads_free(&dc->keep);
+	free(dc->nxt);
+	rt_dag_free(&dc->dag);
+	free(dc->cost);
+	free(dc->fin);
+	free(dc->depth);
+	free(dc->order);
+	free(dc->scratch);
+	free(dc->heap);
+	free(dc->hpos);
+	free(dc->popped);
+	free(dc->sl);
+	for (unsigned int i = 0; i < ROUTE_MAX_VLS; i++)
+		if (dc->layer_ok[i])
+			rt_cdg_free(&dc->layer[i]);
+	if (dc->updn_ok)
+		rt_updn_free(&dc->updn);
+	rt_graph_free(&dc->g);
+}
+
+static int df_init(struct dfree *dc, struct fabric *f)
+{
+	uint32_t S;
+	int r;
+
+	memset(dc, 0, sizeof(*dc));
+	r = rt_graph_build(f, &dc->g);
+	if (r < 0)
+		return r;
+	dc->f = f;
+	S = dc->S = dc->g.nsw;
+	dc->lidlen = (uint32_t)f->max_lid + 1;
+	dc->nxt = malloc((S + 1) * sizeof(*dc->nxt));
+	dc->cost = malloc((S + 1) * sizeof(*dc->cost));
+	dc->fin = malloc((S + 1) * sizeof(*dc->fin));
+	dc->depth = malloc((S + 1) * sizeof(*dc->depth));
+	dc->order = malloc((S + 1) * sizeof(*dc->order));
+	dc->scratch = malloc((S + 1) * sizeof(*dc->scratch));
+	dc->heap = malloc((S + 1) * sizeof(*dc->heap));
+	dc->hpos = malloc((S + 1) * sizeof(*dc->hpos));
+	dc->popped = malloc((S + 1) * sizeof(*dc->popped));
+	if (rt_loads_init(&dc->l, &dc->g, RT_ALPHA) < 0 || !dc->nxt ||
+	    rt_dag_init(&dc->dag, &dc->g) < 0 ||
+	    !dc->cost || !dc->fin || !dc->depth || !dc->order || !dc->scratch ||
+	    !dc->heap || !dc->hpos || !dc->popped) {
+		df_free(dc);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- balanced trees ---- */
+
+static void heap_up(struct dfree *dc, uint32_t i)
+{
+	uint32_t *h = dc->heap, x = h[i];
+
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+
+		if (dc->cost[h[p]] <= dc->cost[x])
+			break;
+		h[i] = h[p];
+		dc->hpos[h[i]] = i;
+		i = p;
+	}
+	h[i] = x;
+	dc->hpos[x] = i;
+}
+
+static uint32_t heap_pop(struct dfree *dc)
+{
+	uint32_t *h = dc->heap, top = h[0], x, i = 0;
+
+	x = h[--dc->nheap];
+	dc->hpos[top] = RT_NONE;
+	if (!dc->nheap)
+		return top;
+	for (;;) {
+		uint32_t l = 2 * i + 1, m;
+
+		if (l >= dc->nheap)
+			break;
+		m = (l + 1 < dc->nheap && dc->cost[h[l + 1]] < dc->cost[h[l]]) ? l + 1 : l;
+		if (dc->cost[h[m]] >= dc->cost[x])
+			break;
+		h[i] = h[m];
+		dc->hpos[h[i]] = i;
+		i = m;
+	}
+	h[i] = x;
+	dc->hpos[x] = i;
+	return top;
+}
+
+/*
+ * Least-weight tree toward d, an arc weighing the hop penalty plus its
+ * weight (Dijkstra); then the same spreading pass as min-hop trees, among
+ * the neighbours strictly closer in weight (so no loop can form).
+ */
+static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
+{
+	const struct rt_graph *g = &dc->g;
+	const uint64_t *W = rt_wsel(&dc->l, d);
+	uint64_t *cost = dc->cost, *fin = dc->fin, H = dc->hop_penalty;
+	uint32_t n = 0;
+	bool spread = rt_spread(d);
+
+	for (uint32_t s = 0; s < dc->S; s++) {
+		dc->nxt[s] = RT_NONE;
+		cost[s] = UINT64_MAX;
+		dc->hpos[s] = RT_NONE;
+	}
+	cost[d->sw] = 0;
+	dc->nheap = 0;
+	dc->heap[dc->nheap++] = d->sw;
+	dc->hpos[d->sw] = 0;
+	while (dc->nheap) {
+		uint32_t v = heap_pop(dc);
+
+		dc->popped[n++] = v;
+		for (uint32_t b = g->off[v]; b < g->off[v + 1]; b++) {
+			uint32_t u = g->to[b], a = g->rev[b];
+			uint64_t c = cost[v] + H + W[a];
+
+			if (c >= cost[u])
+				continue;
+			cost[u] = c;
+			if (dc->hpos[u] == RT_NONE) {
+				dc->heap[dc->nheap] = u;
+				dc->hpos[u] = dc->nheap++;
+			}
+			heap_up(dc, dc->hpos[u]);
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		fin[dc->popped[i]] = g->nsrc[dc->popped[i]];
+	for (uint32_t i = n; i-- > 1;) {
+		uint32_t s = dc->popped[i], deg = rt_deg(g, s), best = RT_NONE;
+		uint64_t bc = 0, bw = 0;
+
+		for (uint32_t k = 0; k < deg; k++) {
+			uint32_t a = g->off[s] + (k + rot) % deg, t = g->to[a];
+			uint64_t w, c;
+
+			if (cost[t] >= cost[s])
+				continue;
+			w = H + W[a];
+			c = cost[t] + w + (spread ? rt_wflow(&dc->l, d, fin[t]) : 0);
+			if (best == RT_NONE || c < bc || (c == bc && w < bw)) {
+				best = a;
+				bc = c;
+				bw = w;
+			}
+		}
+		dc->nxt[s] = best;
+		fin[g->to[best]] += fin[s];
+	}
+}
+
+/* Route destination i, adding its routes to the loads */
+static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
+{
+	const struct rt_dest *d = &dc->g.dest[i];
+
+	if (mode == DF_MINIMAL) {
+		rt_dag_minimal(&dc->dag, &dc->g, d->sw);
+		rt_dag_tree(&dc->dag, &dc->g, d, &dc->l, true, i, dc->cost, dc->fin, dc->nxt);
+	} else if (mode == DF_UPDN) {
+		rt_updn_tree(&dc->g, &dc->updn, d, &dc->l, true, dc->nxt);
+	} else {
+		tree_sssp(dc, d, i);
+		rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order, dc->scratch, 1);
+	}
+}
+
+static void df_reset(struct dfree *dc)
+{
+	rt_loads_reset(&dc->l);
+	for (uint32_t s = 0; s < dc->S; s++)
+		memset(dc->f->switches[s]->lft, LFT_PORT_NONE, dc->lidlen);
+}
+
+static void load_summary(const struct dfree *dc, uint32_t *max, uint32_t *max_ca,
+			 uint64_t *total);
+
+/*
+ * Route every destination, then passes - 1 rounds of rip-up and reroute;
+ * the LFTs and loads of the best round (busiest link, then busiest
+ * host-to-host link, then total) are kept. 0 or -ENOMEM.
+ */
+static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
+{
+	size_t len = (size_t)dc->S * dc->lidlen;
+	uint8_t *keep = NULL;
+	uint32_t bm = 0, bmc = 0;
+	uint64_t bt = 0;
+	unsigned int best = 0;
+
+	if (passes > 1) {
+		if (!dc->keep.load && rt_loads_init(&dc->keep, &dc->g, RT_ALPHA) < 0)
+			return -ENOMEM;
+		keep = malloc(len ? len : 1);
+		if (!keep)
+			return -ENOMEM;
+	}
+	df_reset(dc);
+	for (unsigned int p = 0; p < passes; p++) {
+		uint32_t m, mc;
+		uint64_t t;
+
+		for (uint32_t i = 0; i < dc->g.ndest; i++) {
+			const struct rt_dest *d = &dc->g.dest[i];
+
+			if (p > 0) {
+				rt_tree_read(&dc->g, d, dc->nxt);
+				rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order,
+					      dc->scratch, -1);
+			}
+			tree_build(dc, mode, i);
+			rt_tree_write(&dc->g, d, dc->nxt);
+		}
+		if (passes == 1)
+			break;
+		load_summary(dc, &m, &mc, &t);
+		if (p == 0 || m < bm || (m == bm && (mc < bmc || (mc == bmc && t < bt)))) {
+			bm = m;
+			bmc = mc;
+			bt = t;
+			best = p;
+			for (uint32_t s = 0; s < dc->S; s++)
+				memcpy(keep + (size_t)s * dc->lidlen, dc->f->switches[s]->lft,
+				       dc->lidlen);
+			rt_loads_copy(&dc->keep, &dc->l);
+		}
+	}
+	if (passes > 1 && best != passes - 1) {
+		for (uint32_t s = 0; s < dc->S; s++)
+			memcpy(dc->f->switches[s]->lft, keep + (size_t)s * dc->lidlen, dc->lidlen);
+		rt_loads_copy(&dc->l, &dc->keep);
+	}
+	free(keep);
+	return 0;
+}
+
+/* Whether the turns of all routes in the LFTs form an acyclic CDG */
+static int all_acyclic(struct dfree *dc, bool *acyclic)
+{
+	const struct rt_graph *g = &dc->g;
+	uint8_t *used = calloc(g->nturns ? g->nturns : 1, 1);
+
+	if (!used)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < g->ndest; i++) {
+		rt_tree_read(g, &g->dest[i], dc->nxt);
+		for (uint32_t s = 0; s < dc->S; s++) {
+			uint32_t a = dc->nxt[s], b;
+
+			if (a == RT_NONE || (b = dc->nxt[g->to[a]]) == RT_NONE)
+				continue;
+			used[rt_turn(g, a, b)] = 1;
+		}
+	}
+	*acyclic = rt_turns_acyclic(g, used);
+	free(used);
+	return 0;
+}
+
+/* ---- layers ---- */
+
+static int layers_reset(struct dfree *dc, unsigned int n)
+{
+	for (unsigned int i = 0; i < ROUTE_MAX_VLS; i++)
+		if (dc->layer_ok[i]) {
+			rt_cdg_free(&dc->layer[i]);
+			dc->layer_ok[i] = false;
+		}
+	for (unsigned int i = 0; i < n; i++) {
+		int r = rt_cdg_init(&dc->layer[i], &dc->g);
+
+		if (r < 0)
+			return r;
+		dc->layer_ok[i] = true;
+	}
+	return 0;
+}
+
+/* Take the first `turns` turns of the path from s out of layer c */
+static void path_put(struct dfree *dc, struct rt_cdg *c, uint32_t s, uint32_t turns)
+{
+	const struct rt_graph *g = &dc->g;
+	uint32_t a = dc->nxt[s];
+
+	for (uint32_t k = 0; k < turns; k++) {
+		uint32_t b = dc->nxt[g->to[a]];
+
+		rt_cdg_put(c, a, b);
+		a = b;
+	}
+}
+
+/*
+ * Put the path from s toward the tree's root in layer c: 0 or -ELOOP
+ * (nothing added). With suffix_here, the path from s's next hop on is in
+ * this layer already: only the first turn can close a cycle.
+ */
+static int path_add(struct dfree *dc, struct rt_cdg *c, uint32_t s, bool suffix_here)
+{
+	const struct rt_graph *g = &dc->g;
+	uint32_t a = dc->nxt[s], k = 0;
+
+	for (;;) {
+		uint32_t b = dc->nxt[g->to[a]];
+
+		if (b == RT_NONE)
+			return 0;
+		if (rt_cdg_add(c, a, b) < 0) {
+			path_put(dc, c, s, k);
+			return -ELOOP;
+		}
+		k++;
+		if (suffix_here) {
+			/* Count the suffix's turns once more: they are present */
+			for (uint32_t x = b, y; (y = dc->nxt[g->to[x]]) != RT_NONE; x = y)
+				rt_cdg_add(c, x, y);
+			return 0;
+		}
+		a = b;
+	}
+}
+
+/* Take out the paths of order[upto..n-1] again */
+static void dest_unplace(struct dfree *dc, const struct rt_dest *d, uint32_t upto, uint32_t n)
+{
+	for (uint32_t k = n; k-- > upto;) {
+		uint32_t s = dc->order[k];
+
+		if (dc->depth[s] >= 2) {
+			uint8_t L = dc->sl[(size_t)s * dc->lidlen + d->lid];
+
+			path_put(dc, &dc->layer[L], s, dc->depth[s] - 1);
+		}
+	}
+}
+
+/*
+ * Place every path of the tree in dc->nxt toward d in layers 0..nl-1, shortest
+ * paths first, each in the lowest layer that stays acyclic. -ENOSPC when a
+ * path fits nowhere: with undo, everything of d is taken out again.
+ */
+static int dest_place(struct dfree *dc, const struct rt_dest *d, unsigned int nl, bool undo,
+		      unsigned int *maxl)
+{
+	const struct rt_graph *g = &dc->g;
+	uint8_t *sl = dc->sl;
+	uint32_t n = rt_tree_order(g, d, dc->nxt, dc->depth, dc->order, dc->scratch);
+
+	/* order[] is deepest first; walk it from the end: shortest paths first */
+	for (uint32_t k = n; k-- > 0;) {
+		uint32_t s = dc->order[k], L;
+		uint8_t *slot = &sl[(size_t)s * dc->lidlen + d->lid];
+		int sfx;
+
+		if (dc->depth[s] < 2) {
+			*slot = 0;
+			continue;
+		}
+		sfx = dc->depth[s] >= 3 ? sl[(size_t)g->to[dc->nxt[s]] * dc->lidlen + d->lid] : -1;
+		for (L = 0; L < nl; L++)
+			if (path_add(dc, &dc->layer[L], s, (int)L == sfx) == 0)
+				break;
+		if (L == nl) {
+			if (undo)
+				dest_unplace(dc, d, k + 1, n);
+			return -ENOSPC;
+		}
+		*slot = (uint8_t)L;
+		if (L + 1 > *maxl)
+			*maxl = L + 1;
+	}
+	return 0;
+}
+
+/* Layer the routes in the LFTs: 0 and the layers used, or -ENOSPC when nl do not do */
+static int layer_all(struct dfree *dc, unsigned int nl, unsigned int *used)
+{
+	int r;
+
+	*used = 1;
+	if (!dc->sl) {
+		dc->sl = calloc((size_t)dc->S * dc->lidlen + 1, 1);
+		if (!dc->sl)
+			return -ENOMEM;
+	}
+	r = layers_reset(dc, nl);
+	if (r < 0)
+		return r;
+	for (uint32_t i = 0; i < dc->g.ndest; i++) {
+		rt_tree_read(&dc->g, &dc->g.dest[i], dc->nxt);
+		r = dest_place(dc, &dc->g.dest[i], nl, false, used);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- candidates ---- */
+
+static void snap_free(struct df_snap *sn)
+{
+	free(sn->lft);
+	free(sn->sl);
+	memset(sn, 0, sizeof(*sn));
+}
+
+static void load_summary(const struct dfree *dc, uint32_t *max, uint32_t *max_ca, uint64_t *total)
+{
+	*max = *max_ca = 0;
+	*total = 0;
+	for (uint32_t a = 0; a < dc->g.narcs; a++) {
+		*total += dc->l.load[a];
+		if (dc->l.load[a] > *max)
+			*max = dc->l.load[a];
+		if (dc->l.load_ca[a] > *max_ca)
+			*max_ca = dc->l.load_ca[a];
+	}
+}
+
+/* The most switch-to-switch hops of any route in the LFTs */
+static uint32_t lft_max_hops(struct dfree *dc)
+{
+	uint32_t h = 0;
+
+	for (uint32_t i = 0; i < dc->g.ndest; i++) {
+		uint32_t n;
+
+		rt_tree_read(&dc->g, &dc->g.dest[i], dc->nxt);
+		n = rt_tree_order(&dc->g, &dc->g.dest[i], dc->nxt, dc->depth, dc->order,
+				  dc->scratch);
+		if (n && dc->depth[dc->order[0]] > h)
+			h = dc->depth[dc->order[0]];
+	}
+	return h;
+}
+
+/* Whether (too_long, m, mc, vls, tot) is better than the kept candidate */
+static bool snap_better(const struct df_snap *b, bool too_long, uint32_t m, uint32_t mc,
+			unsigned int vls, uint64_t tot)
+{
+	if (!b->valid)
+		return true;
+	if (too_long != b->too_long)
+		return !too_long;
+	if (m != b->max_load)
+		return m < b->max_load;
+	if (mc != b->max_load_ca)
+		return mc < b->max_load_ca;
+	if (vls != b->vls)
+		return vls < b->vls;
+	return tot < b->total_load;
+}
+
+/*
+ * Keep the current LFTs and SLs (sl: per pair [S * lidlen], per destination
+ * [lidlen] when per_dest, NULL: all 0) if they beat best. 0 or -ENOMEM.
+ */
+static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
+		      const uint8_t *sl, bool per_dest, const char *method, unsigned int escaped)
+{
+	size_t len = (size_t)dc->S * dc->lidlen, sl_len = per_dest ? dc->lidlen : len;
+	uint32_t mx, mc;
+	uint64_t tot;
+	bool too_long = lft_max_hops(dc) > dc->hop_limit;
+
+	load_summary(dc, &mx, &mc, &tot);
+	if (!snap_better(best, too_long, mx, mc, vls, tot))
+		return 0;
+	if (!best->lft) {
+		best->lft = malloc(len ? len : 1);
+		if (!best->lft)
+			return -ENOMEM;
+	}
+	for (uint32_t s = 0; s < dc->S; s++)
+		memcpy(best->lft + (size_t)s * dc->lidlen, dc->f->switches[s]->lft, dc->lidlen);
+	free(best->sl);
+	best->sl = NULL;
+	if (sl && vls > 1) {
+		best->sl = malloc(sl_len ? sl_len : 1);
+		if (!best->sl)
+			return -ENOMEM;
+		memcpy(best->sl, sl, sl_len);
+	}
+	best->sl_per_dest = per_dest;
+	best->valid = true;
+	best->too_long = too_long;
+	best->vls = vls;
+	best->max_load = mx;
+	best->max_load_ca = mc;
+	best->total_load = tot;
+	best->method = method;
+	best->escape = escaped;
+	return 0;
+}
+
+static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_result *res,
+			 struct route_stats *st)
+{
+	for (uint32_t s = 0; s < dc->S; s++)
+		memcpy(dc->f->switches[s]->lft, sn->lft + (size_t)s * dc->lidlen, dc->lidlen);
+	res->vls_used = sn->vls;
+	st->method = sn->method;
+	st->escape_lids = sn->escape;
+	/* Hand the SL table over */
+	if (sn->sl_per_dest) {
+		free(res->sl_dest);
+		res->sl_dest = sn->sl;
+	} else {
+		free(res->sl_pair);
+		res->sl_pair = sn->sl;
+	}
+	sn->sl = NULL;
+}
+
+/* The most hops between two switches (BFS from each) */
+static uint32_t diameter(struct dfree *dc)
+{
+	uint32_t d = 0;
+
+	for (uint32_t s = 0; s < dc->S; s++) {
+		uint32_t n = rt_bfs(&dc->g, s, dc->depth, dc->order);
+
+		if (n && dc->depth[dc->order[n - 1]] > d)
+			d = dc->depth[dc->order[n - 1]];
+	}
+	return d;
+}
+
+/* U: balanced up*\/down*, 1 VL */
+static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes)
+{
+	uint32_t mc;
+	uint64_t tot;
+	int r;
+
+	if (!dc->updn_ok) {
+		r = rt_updn_init(&dc->g, &dc->updn);
+		if (r < 0)
+			return r;
+		dc->updn_ok = true;
+	}
+	r = route_all(dc, DF_UPDN, passes);
+	if (r < 0)
+		return r;
+	load_summary(dc, &dc->max_updn, &mc, &tot);
+	return snap_offer(dc, best, 1, NULL, false, "up/down balanced", 0);
+}
+
+/*
+ * M or W: route, then 1 VL if acyclic, else layers if they fit (*fit says
+ * whether either). With only_if_better, layering is skipped when the routes
+ * cannot beat best. 0 or -errno (not fitting is no error).
+ */
+static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mode,
+			unsigned int V, unsigned int passes, bool only_if_better, bool *fit)
+{
+	bool minimal = mode == DF_MINIMAL, acyclic;
+	uint32_t mx, mc;
+	uint64_t tot;
+	unsigned int used;
+	int r;
+
+	r = route_all(dc, mode, passes);
+	if (r < 0)
+		return r;
+	load_summary(dc, &mx, &mc, &tot);
+	if (minimal) {
+		dc->mean_minimal = dc->g.narcs ? tot / dc->g.narcs : 0;
+		dc->max_minimal = mx;
+	}
+	if (only_if_better && !snap_better(best, false, mx, mc, 1, tot))
+		return 0;
+	r = all_acyclic(dc, &acyclic);
+	if (r < 0)
+		return r;
+	if (acyclic) {
+		*fit = true;
+		return snap_offer(dc, best, 1, NULL, false, minimal ? "min-hop balanced, acyclic" :
+				  "least-weight balanced, acyclic", 0);
+	}
+	if (!snap_better(best, false, mx, mc, 2, tot))
+		return 0;
+	r = layer_all(dc, V, &used);
+	if (r == -ENOSPC)
+		return 0;
+	if (r < 0)
+		return r;
+	*fit = true;
+	return snap_offer(dc, best, used, dc->sl, false, minimal ? "min-hop balanced, layered" :
+			  "least-weight balanced, layered", 0);
+}
+
+/* N: Nue-like, V acyclic CDGs, SL per destination */
+static int cand_nue(struct dfree *dc, struct df_snap *best, unsigned int V, unsigned int passes,
+		    bool shuffle)
+{
+	uint8_t *sl_dest = calloc(dc->lidlen, 1);
+	unsigned int used, esc;
+	int r;
+
+	if (!sl_dest)
+		return -ENOMEM;
+	df_reset(dc);
+	r = rt_nue_route(&dc->g, &dc->l, dc->hop_penalty, dc->hop_limit, V, passes, shuffle,
+			 DF_NUE_LIMIT * (uint64_t)dc->g.narcs * dc->g.ndest + 100000, sl_dest,
+			 &used, &esc);
+	if (r == 1)
+		r = 0;		/* gave up: no candidate */
+	else if (r == 0)
+		r = snap_offer(dc, best, used, sl_dest, true, "restricted in acyclic layers", esc);
+	free(sl_dest);
+	return r;
+}
+
+int route_dfree_compute(struct fabric *f, struct route_result *res, struct route_stats *st)
+{
+	/* Nue's hop penalties to try, in eighths of the mean min-hop link load */
+	static const unsigned int nue_h[] = { 0, 2, 8, 32 };
+	struct dfree dc;
+	struct df_snap best;
+	unsigned int V = res->vls_budget ? res->vls_budget : 1, passes;
+	uint64_t work;
+	bool big, fit = false;
+	int r;
+
+	if (V > ROUTE_MAX_VLS)
+		V = ROUTE_MAX_VLS;
+	memset(&best, 0, sizeof(best));
+	r = df_init(&dc, f);
+	if (r < 0)
+		return r;
+	work = (uint64_t)dc.g.narcs * dc.g.ndest;
+	big = work > DF_BIG_WORK;
+	passes = big ? 1 : 1 + DF_PASSES;
+	dc.hop_limit = diameter(&dc);
+	if (dc.hop_limit < DF_HOP_LIMIT)
+		dc.hop_limit = DF_HOP_LIMIT;
+
+	r = cand_updn(&dc, &best, passes);
+	if (r == 0)
+		r = cand_layered(&dc, &best, DF_MINIMAL, V, passes, big, &fit);
+	if (r == 0 && !big) {
+		dc.hop_penalty = dc.mean_minimal + 1;
+		r = cand_layered(&dc, &best, DF_SSSP, V, passes, false, &fit);
+	}
+	/*
+	 * On small fabrics always, on medium ones only when no layering fits
+	 * (the budget is tight); never when up/down is about as good as min-hop
+	 * (as on fat-trees)
+	 */
+	if (work <= DF_NUE_WORK)
+		fit = false;
+	if ((uint64_t)dc.max_updn * 100 <= (uint64_t)dc.max_minimal * (100 + DF_NUE_SKIP_PCT))
+		fit = true;
+	for (unsigned int i = 0; r == 0 && !big && !fit && i < sizeof(nue_h) / sizeof(nue_h[0]);
+	     i++) {
+		/* Medium fabrics try the two middle penalties only */
+		if (work > DF_NUE_WORK && (i == 0 || i == 3))
+			continue;
+		dc.hop_penalty = dc.mean_minimal * nue_h[i] / 8 + 1;
+		r = cand_nue(&dc, &best, V, work > DF_NUE_WORK ? 2 : 3, false);
+		if (r == 0)
+			r = cand_nue(&dc, &best, V, work > DF_NUE_WORK ? 2 : 3, true);
+	}
+	if (r == 0)
+		snap_restore(&dc, &best, res, st);
+	snap_free(&best);
+	df_free(&dc);
+	return r;
+}
+
+/*
+ * layered: the min-hop candidate alone, DFSSSP-like: balanced min-hop routes
+ * spread over layers, -ENOSPC when the budget does not hold them.
+ */
+int route_layered_compute(struct fabric *f, struct route_result *res, struct route_stats *st)
+{
+	struct dfree dc;
+	struct df_snap best;
+	unsigned int V = res->vls_budget ? res->vls_budget : 1;
+	bool fit = false, big;
+	int r;
+
+	if (V > ROUTE_MAX_VLS)
+		V = ROUTE_MAX_VLS;
+	memset(&best, 0, sizeof(best));
+	r = df_init(&dc, f);
+	if (r < 0)
+		return r;
+	big = (uint64_t)dc.g.narcs * dc.g.ndest > DF_BIG_WORK;
+	dc.hop_limit = UINT32_MAX;
+	r = cand_layered(&dc, &best, DF_MINIMAL, V, big ? 1 : 1 + DF_PASSES, false, &fit);
+	if (r == 0 && !fit)
+		r = -ENOSPC;
+	if (r == 0)
+		snap_restore(&dc, &best, res, st);
+	snap_free(&best);
+	df_free(&dc);
+	return r;
+}

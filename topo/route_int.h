@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internals shared by the routing engines (not part of the API): the switch
+ * graph, destination trees, link loads and channel dependency graphs.
+ *
+ * Vocabulary: an arc is one direction of a switch-to-switch cable (a
+ * channel); a turn is a pair of arcs a (into switch v) and b (out of v) that
+ * a route takes one after the other: the edge a -> b of the channel
+ * dependency graph (CDG). Links to CAs never lie on a CDG cycle (nothing
+ * enters a CA link from a CA link), so only arcs and turns matter.
+ * A destination tree gives for each switch the arc it forwards on toward one
+ * LID (RT_NONE at the destination's own switch and where unreachable).
+ */
+#ifndef SMD_TOPO_ROUTE_INT_H
+#define SMD_TOPO_ROUTE_INT_H
+
+#include <stdint.h>
+
+#include "topo/route.h"
+
+#define RT_NONE		UINT32_MAX
+#define RT_ALPHA	3		/* weight of host-to-host routes in balancing */
+#define RT_INF		UINT32_MAX
+
+struct rt_dest {
+	uint16_t lid;
+	uint8_t port;			/* LFT entry at the destination switch */
+	bool ca;			/* a CA or router port, not a switch */
+	uint32_t sw;			/* destination switch (sw_idx) */
+};
+
+struct rt_graph {
+	struct fabric *f;
+	uint32_t nsw, narcs;
+	uint32_t *off;			/* [nsw + 1]: arcs out of s: off[s] .. off[s + 1] - 1 */
+	uint32_t *to;			/* [narcs] head switch */
+	uint32_t *from;			/* [narcs] tail switch */
+	uint32_t *rev;			/* [narcs] the other direction of the cable */
+	uint8_t *port;			/* [narcs] port at the tail */
+	uint32_t *pbase;		/* [nsw] index of (s, port 0) in parc */
+	uint32_t *parc;			/* arc leaving (s, port), or RT_NONE */
+	uint32_t *nsrc;			/* [nsw] CA endports with a LID: route sources */
+	size_t *tbase;			/* [nsw] turn (i, j) of s: tbase[s] + i * deg + j */
+	size_t nturns;
+	uint32_t ndest;
+	struct rt_dest *dest;		/* every LID that has an endport attached to a switch, in
+					 * routing order: CA ports first, by switch; then switches */
+	unsigned int unattached;	/* LIDs whose endport hangs off no switch */
+};
+
+/* What route_compute hands an engine, and what the caller gets back */
+struct route_result {
+	struct fabric *f;
+	unsigned int vls_budget;
+	unsigned int vls_used;
+	uint16_t max_lid;
+	uint32_t nsw;
+	uint8_t *sl_dest;		/* [max_lid + 1] SL by destination LID, or NULL */
+	uint8_t *sl_pair;		/* [nsw * (max_lid + 1)] by (source switch, LID), or NULL */
+};
+
+/*
+ * Link loads, and the weights balancing sees: a CA destination weighs an arc
+ * alpha * load_ca + load (host-to-host routes count alpha + 1 times), a switch
+ * destination load alone. Weights are kept up to date with the loads so that
+ * a lookup is one load.
+ */
+struct rt_loads {
+	uint32_t narcs, alpha;
+	uint32_t *load;			/* routes over each arc */
+	uint32_t *load_ca;		/* those toward CA ports */
+	uint64_t *w_ca;			/* weights for CA destinations */
+	uint64_t *w_sw;			/* weights for switch destinations */
+};
+
+int rt_loads_init(struct rt_loads *l, const struct rt_graph *g, uint32_t alpha);
+void rt_loads_free(struct rt_loads *l);
+void rt_loads_reset(struct rt_loads *l);
+void rt_loads_copy(struct rt_loads *dst, const struct rt_loads *src);
+
+/* The weights destination d sees */
+static inline const uint64_t *rt_wsel(const struct rt_loads *l, const struct rt_dest *d)
+{
+	return d->ca ? l->w_ca : l->w_sw;
+}
+
+/* What adding f routes of d to an arc adds to its weight for d */
+static inline uint64_t rt_wflow(const struct rt_loads *l, const struct rt_dest *d, uint64_t f)
+{
+	return d->ca ? (l->alpha + 1u) * f : f;
+}
+
+/* f more (or, negative, fewer) routes of d over arc a */
+static inline void rt_loads_arc(struct rt_loads *l, const struct rt_dest *d, uint32_t a, int64_t f)
+{
+	l->load[a] += (uint32_t)f;
+	l->w_sw[a] += (uint64_t)f;
+	if (d->ca) {
+		l->load_ca[a] += (uint32_t)f;
+		l->w_ca[a] += (uint64_t)f * (l->alpha + 1u);
+	} else {
+		l->w_ca[a] += (uint64_t)f;
+	}
+}
+
+/*
+ * Whether a tree toward d spreads its own routes: for switch destinations
+ * only. (Host destinations, routed first on an empty fabric, come out better
+ * balanced as single paths, d-mod-k-like: measured on fat-trees, tori and
+ * random fabrics.)
+ */
+static inline bool rt_spread(const struct rt_dest *d)
+{
+	return !d->ca;
+}
+
+static inline uint32_t rt_deg(const struct rt_graph *g, uint32_t s)
+{
+	return g->off[s + 1] - g->off[s];
+}
+
+/* The turn a -> b; a must enter the switch b leaves */
+static inline size_t rt_turn(const struct rt_graph *g, uint32_t a, uint32_t b)
+{
+	uint32_t v = g->from[b];
+
+	return g->tbase[v] + (size_t)(g->rev[a] - g->off[v]) * rt_deg(g, v) + (b - g->off[v]);
+}
+
+int rt_graph_build(struct fabric *f, struct rt_graph *g);
+void rt_graph_free(struct rt_graph *g);
+/* Hop distances from every switch to root and the switches in BFS order; returns how many */
+uint32_t rt_bfs(const struct rt_graph *g, uint32_t root, uint32_t *dist, uint32_t *order);
+
+/*
+ * The candidate next hops toward one destination switch: a DAG of the arcs
+ * on shortest (min-hop, or legal up*\/down*) paths, with the switches in
+ * order of their hops to the root.
+ */
+struct rt_dag {
+	uint32_t root;			/* RT_NONE: not built */
+	uint32_t n;			/* switches that reach the root */
+	uint32_t *order;		/* [nsw] by hops, order[0] = root */
+	uint32_t *off;			/* [nsw + 1] order[i]'s: arcs[off[i]..off[i + 1]) */
+	uint32_t *arcs;			/* [narcs] */
+	uint32_t *hops;			/* [nsw] hops to the root, RT_INF if none */
+};
+
+int rt_dag_init(struct rt_dag *dag, const struct rt_graph *g);
+void rt_dag_free(struct rt_dag *dag);
+/* Min-hop DAG toward root (kept when already built for root) */
+void rt_dag_minimal(struct rt_dag *dag, const struct rt_graph *g, uint32_t root);
+/*
+ * The balanced tree toward d over dag (built for d->sw): a pass from the root
+ * outward gives every switch the least weighted remainder (cost[]), a pass
+ * from the farthest switches inward picks each one's next hop; for a switch
+ * destination, the flow of d already sent to a candidate adds to its cost
+ * (rt_spread). rot rotates the preference among ties. With account, the
+ * tree's routes are added to l as it goes. cost and flow: nsw scratch.
+ */
+void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struct rt_dest *d,
+		 struct rt_loads *l, bool account, uint32_t rot, uint64_t *cost, uint64_t *flow,
+		 uint32_t *nxt);
+
+/* LFT <-> tree for destination d */
+void rt_tree_read(const struct rt_graph *g, const struct rt_dest *d, uint32_t *nxt);
+void rt_tree_write(const struct rt_graph *g, const struct rt_dest *d, const uint32_t *nxt);
+/*
+ * Order the switches that reach d's switch through nxt children first
+ * (deepest first); depth[] gets their hops (RT_INF: no route). Returns how
+ * many; scratch needs nsw entries.
+ */
+uint32_t rt_tree_order(const struct rt_graph *g, const struct rt_dest *d, const uint32_t *nxt,
+		       uint32_t *depth, uint32_t *order, uint32_t *scratch);
+/* Add (sign > 0) or remove the routes of a tree to load[]: sources per switch, summed down */
+void rt_tree_load(const struct rt_graph *g, const uint32_t *nxt, const uint32_t *order,
+		  uint32_t n, uint32_t *acc, uint32_t *load, int sign);
+/* The same into l, for destination d; depth, order, scratch: nsw each */
+void rt_loads_tree(struct rt_loads *l, const struct rt_graph *g, const struct rt_dest *d,
+		   const uint32_t *nxt, uint32_t *depth, uint32_t *order, uint32_t *scratch,
+		   int sign);
+
+/*
+ * A channel dependency graph kept acyclic: the turns present, and a
+ * topological order of the arcs maintained as turns are added
+ * (Pearce-Kelly dynamic topological sort).
+ */
+struct rt_cdg {
+	const struct rt_graph *g;
+	uint32_t *cnt;			/* [nturns] paths using the turn (0: absent) */
+	uint32_t *ord;			/* [narcs] position of an arc in the order */
+	uint32_t *at;			/* [narcs] arc at a position */
+	uint32_t *mark;			/* [narcs] visit stamps */
+	uint32_t stamp;
+	uint32_t *stack, *fwd, *bwd, *tmp;
+	uint32_t nfwd, nbwd;
+	uint64_t work;			/* arcs visited by searches so far */
+};
+
+int rt_cdg_init(struct rt_cdg *c, const struct rt_graph *g);
+void rt_cdg_free(struct rt_cdg *c);
+/* Whether the turn a -> b can be added without closing a cycle (nothing changes) */
+bool rt_cdg_can_add(struct rt_cdg *c, uint32_t a, uint32_t b);
+/* Use turn a -> b once more: 0, or -ELOOP when it would close a cycle (nothing changes) */
+int rt_cdg_add(struct rt_cdg *c, uint32_t a, uint32_t b);
+/* One use less of turn a -> b */
+void rt_cdg_put(struct rt_cdg *c, uint32_t a, uint32_t b);
+/* Whether the turns marked non-zero in used[nturns] form an acyclic CDG */
+bool rt_turns_acyclic(const struct rt_graph *g, const uint8_t *used);
+
+/* Engines */
+int route_minhop_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
+int route_updn_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
+int route_dfree_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
+int route_layered_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
+
+/*
+ * Up*\/down*: a total order of the switches (rank from a BFS from the root,
+ * then GUID). An arc is "up" when it leads to a lower switch in the order.
+ */
+struct rt_updn {
+	uint32_t root;
+	uint32_t *rank;			/* [nsw] position in the order */
+	uint32_t *bylevel;		/* [nsw] switches sorted by rank */
+	uint32_t *dd, *cnt;		/* scratch */
+	uint64_t *cost, *fin;
+	struct rt_dag dag;
+};
+
+int rt_updn_init(const struct rt_graph *g, struct rt_updn *u);
+void rt_updn_free(struct rt_updn *u);
+/*
+ * The DAG of legal up*\/down* next hops toward root: a switch with an
+ * all-down path to root keeps to those (so that packets coming down to it may
+ * go on), the others go up; shortest paths in both cases.
+ */
+void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u, uint32_t root);
+/* Balanced up*\/down* tree toward d (rt_dag_tree over u's DAG) */
+void rt_updn_tree(const struct rt_graph *g, struct rt_updn *u, const struct rt_dest *d,
+		  struct rt_loads *l, bool account, uint32_t *nxt);
+
+/*
+ * Nue-like routing (route_nue.c) of every destination in g, within V
+ * acyclic layers: writes the LFTs, adds the routes to l (empty at start),
+ * sets sl_dest[lid] (the layer), the layers used and how many LIDs went on
+ * escape paths. H: hop penalty of the link weights; no route gets longer
+ * than hop_limit switch-to-switch hops (0: no limit) but escape-tree routes
+ * (a destination's last resort); shuffle: destinations in a fixed
+ * pseudo-random order instead of g's; passes - 1 rounds of rip-up and
+ * reroute follow the first. Returns 0, 1 when the searches in the CDGs
+ * visited more than work_limit arcs (0: no limit; the LFTs are then
+ * incomplete), or -ENOMEM.
+ */
+int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint32_t hop_limit,
+		 unsigned int V, unsigned int passes, bool shuffle, uint64_t work_limit,
+		 uint8_t *sl_dest, unsigned int *used, unsigned int *escaped);
+
+/*
+ * The SL of the paths from the endports attached to switch sw_idx toward
+ * dlid, as route_path_sl() answers for them (r may be NULL: SL 0)
+ */
+static inline int rt_path_sl_sw(const struct route_result *r, uint32_t sw_idx, uint16_t dlid)
+{
+	if (!r || dlid > r->max_lid)
+		return 0;
+	if (r->sl_pair)
+		return sw_idx < r->nsw ?
+		       r->sl_pair[(size_t)sw_idx * ((size_t)r->max_lid + 1) + dlid] : 0;
+	if (r->sl_dest)
+		return r->sl_dest[dlid];
+	return 0;
+}
+
+/* Result helpers */
+int rt_result_sl_pair(struct route_result *r);
+int rt_result_sl_dest(struct route_result *r);
+/* Max and mean of load[] over arcs */
+void rt_load_stats(const struct rt_graph *g, const uint32_t *load, struct route_stats *st);
+
+#endif

@@ -1,0 +1,262 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Up*\/down* routing. The switches are put in a total order: hop distance
+ * from a root, then GUID. An arc toward a lower switch is "up"; a legal
+ * route takes up arcs only before down arcs, so no turn goes from a down arc
+ * to an up arc and the channel dependency graph is acyclic on one VL (a
+ * cycle would have to climb back). Every switch has an up arc (toward its
+ * BFS parent) and the root has a down path to every switch, so every switch
+ * reaches every other in its component.
+ *
+ * With LFTs a switch forwards to a LID the same way whatever arc a packet
+ * came in on. So a switch that has an all-down path to the destination uses
+ * it (then a packet that came down to it may continue), and only switches
+ * without one go up, to the neighbour with the shortest legal remainder.
+ * Among equally short choices the one with the least loaded links wins, and
+ * the loads are updated after every LID (global balancing); a destination's
+ * own routes are spread as in route_dfree.c.
+ *
+ * The root is the most central switch (least eccentricity); ties go to a
+ * switch with hosts, then to the lowest GUID. On fat-trees this makes a leaf
+ * the root, which keeps every host-to-host route minimal (a core root would
+ * force all inter-pod traffic through itself).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "topo/route_int.h"
+
+void rt_updn_free(struct rt_updn *u)
+{
+	free(u->rank);
+	free(u->bylevel);
+	free(u->dd);
+	free(u->cost);
+	free(u->fin);
+	free(u->cnt);
+	rt_dag_free(&u->dag);
+	memset(u, 0, sizeof(*u));
+}
+
+struct rank_key {
+	uint32_t dist;
+	uint32_t comp;
+	uint64_t guid;
+	uint32_t sw;
+};
+
+static int cmp_key(const void *x, const void *y)
+{
+	const struct rank_key *a = x, *b = y;
+
+	if (a->comp != b->comp)
+		return a->comp < b->comp ? -1 : 1;
+	if (a->dist != b->dist)
+		return a->dist < b->dist ? -1 : 1;
+	if (a->guid != b->guid)
+		return a->guid < b->guid ? -1 : 1;
+	return 0;
+}
+
+/* The root of the component of s: least eccentricity, then hosts, then GUID */
+static uint32_t pick_root(const struct rt_graph *g, uint32_t s, uint32_t *dist, uint32_t *order,
+			  uint32_t *comp_nodes, uint32_t *ncomp)
+{
+	uint32_t n = rt_bfs(g, s, dist, order), best = s, best_ecc = RT_INF;
+	uint32_t step = 1;
+
+	memcpy(comp_nodes, order, n * sizeof(*order));
+	*ncomp = n;
+	/* Every switch a candidate up to a few thousand; a sample beyond */
+	if (n > 2048)
+		step = n / 256;
+	for (uint32_t i = 0; i < n; i += step) {
+		uint32_t c = comp_nodes[i], m, ecc;
+
+		m = rt_bfs(g, c, dist, order);
+		ecc = dist[order[m - 1]];
+		if (ecc < best_ecc ||
+		    (ecc == best_ecc && (g->nsrc[c] > 0) > (g->nsrc[best] > 0)) ||
+		    (ecc == best_ecc && (g->nsrc[c] > 0) == (g->nsrc[best] > 0) &&
+		     g->f->switches[c]->guid < g->f->switches[best]->guid)) {
+			best = c;
+			best_ecc = ecc;
+		}
+	}
+	return best;
+}
+
+int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
+{
+	uint32_t S = g->nsw, nc = 0, comp = 0;
+	uint32_t *dist, *order, *members;
+	struct rank_key *keys;
+	int r = -ENOMEM;
+
+	memset(u, 0, sizeof(*u));
+	u->rank = malloc((S + 1) * sizeof(*u->rank));
+	u->bylevel = malloc((S + 1) * sizeof(*u->bylevel));
+	u->dd = malloc((S + 1) * sizeof(*u->dd));
+	u->cost = malloc((S + 1) * sizeof(*u->cost));
+	u->fin = malloc((S + 1) * sizeof(*u->fin));
+	u->cnt = malloc((S + 2) * sizeof(*u->cnt));
+	dist = malloc((S + 1) * sizeof(*dist));
+	order = malloc((S + 1) * sizeof(*order));
+	members = malloc((S + 1) * sizeof(*members));
+	keys = malloc((S + 1) * sizeof(*keys));
+	if (!u->rank || !u->bylevel || !u->dd || !u->cost || !u->fin || !u->cnt ||
+	    rt_dag_init(&u->dag, g) < 0 || !dist ||
+	    !order || !members || !keys)
+		goto out;
+	for (uint32_t s = 0; s < S; s++)
+		keys[s].comp = RT_INF;
+	u->root = RT_NONE;
+	for (uint32_t s = 0; s < S; s++) {
+		uint32_t root, n;
+
+		if (keys[s].comp != RT_INF)
+			continue;
+		root = pick_root(g, s, dist, order, members, &nc);
+		if (u->root == RT_NONE)
+			u->root = root;
+		n = rt_bfs(g, root, dist, order);
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t t = order[i];
+
+			keys[t].comp = comp;
+			keys[t].dist = dist[t];
+			keys[t].guid = g->f->switches[t]->guid;
+			keys[t].sw = t;
+		}
+		comp++;
+	}
+	qsort(keys, S, sizeof(*keys), cmp_key);
+	for (uint32_t i = 0; i < S; i++) {
+		u->bylevel[i] = keys[i].sw;
+		u->rank[keys[i].sw] = i;
+	}
+	r = 0;
+out:
+	free(dist);
+	free(order);
+	free(members);
+	free(keys);
+	if (r < 0)
+		rt_updn_free(u);
+	return r;
+}
+
+void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u, uint32_t t)
+{
+	uint32_t S = g->nsw, *dd = u->dd, *hops = dag->hops, maxh = 0, *cnt = u->cnt, k = 0;
+
+	if (dag->root == t)
+		return;
+	dag->root = t;
+	for (uint32_t s = 0; s < S; s++) {
+		dd[s] = RT_INF;
+		hops[s] = RT_INF;
+	}
+	dd[t] = 0;
+	hops[t] = 0;
+	/* All-down paths: a switch's down neighbours rank higher, so go from the top rank down */
+	for (uint32_t i = S; i-- > 0;) {
+		uint32_t v = u->bylevel[i];
+
+		if (v == t || u->rank[v] > u->rank[t])
+			continue;
+		for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
+			uint32_t x = g->to[a];
+
+			if (u->rank[x] > u->rank[v] && dd[x] != RT_INF && dd[x] + 1 < dd[v])
+				dd[v] = dd[x] + 1;
+		}
+		hops[v] = dd[v];
+	}
+	/* The others go up, to the neighbour with the shortest remainder */
+	for (uint32_t i = 0; i < S; i++) {
+		uint32_t v = u->bylevel[i];
+
+		if (v == t || dd[v] != RT_INF)
+			continue;
+		for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
+			uint32_t x = g->to[a];
+
+			if (u->rank[x] < u->rank[v] && hops[x] != RT_INF && hops[x] + 1 < hops[v])
+				hops[v] = hops[x] + 1;
+		}
+	}
+	/* Order by hops, and the legal shortest next hops of each switch */
+	for (uint32_t s = 0; s < S; s++)
+		if (hops[s] != RT_INF && hops[s] > maxh)
+			maxh = hops[s];
+	memset(cnt, 0, (size_t)(maxh + 2) * sizeof(*cnt));
+	for (uint32_t s = 0; s < S; s++)
+		if (hops[s] != RT_INF)
+			cnt[hops[s] + 1]++;
+	for (uint32_t i = 1; i <= maxh + 1; i++)
+		cnt[i] += cnt[i - 1];
+	for (uint32_t s = 0; s < S; s++)
+		if (hops[s] != RT_INF)
+			dag->order[cnt[hops[s]]++] = s;
+	dag->n = cnt[maxh];
+	for (uint32_t i = 0; i < dag->n; i++) {
+		uint32_t v = dag->order[i];
+
+		dag->off[i] = k;
+		for (uint32_t a = g->off[v]; v != t && a < g->off[v + 1]; a++) {
+			uint32_t x = g->to[a];
+
+			if (dd[v] != RT_INF) {
+				if (u->rank[x] > u->rank[v] && dd[x] + 1 == dd[v])
+					dag->arcs[k++] = a;
+			} else if (u->rank[x] < u->rank[v] && hops[x] + 1 == hops[v]) {
+				dag->arcs[k++] = a;
+			}
+		}
+	}
+	dag->off[dag->n] = k;
+}
+
+void rt_updn_tree(const struct rt_graph *g, struct rt_updn *u, const struct rt_dest *d,
+		  struct rt_loads *l, bool account, uint32_t *nxt)
+{
+	rt_dag_updn(&u->dag, g, u, d->sw);
+	rt_dag_tree(&u->dag, g, d, l, account, d->lid, u->cost, u->fin, nxt);
+}
+
+int route_updn_compute(struct fabric *f, struct route_result *res, struct route_stats *st)
+{
+	struct rt_graph g;
+	struct rt_updn u;
+	struct rt_loads l;
+	uint32_t *nxt;
+	int r;
+
+	r = rt_graph_build(f, &g);
+	if (r < 0)
+		return r;
+	r = rt_updn_init(&g, &u);
+	if (r < 0) {
+		rt_graph_free(&g);
+		return r;
+	}
+	r = rt_loads_init(&l, &g, RT_ALPHA);
+	nxt = malloc((g.nsw + 1) * sizeof(*nxt));
+	if (r == 0 && !nxt)
+		r = -ENOMEM;
+	for (uint32_t i = 0; r == 0 && i < g.ndest; i++) {
+		rt_updn_tree(&g, &u, &g.dest[i], &l, true, nxt);
+		rt_tree_write(&g, &g.dest[i], nxt);
+	}
+	if (r == 0) {
+		res->vls_used = 1;
+		st->method = "up/down";
+	}
+	free(nxt);
+	rt_loads_free(&l);
+	rt_updn_free(&u);
+	rt_graph_free(&g);
+	return r;
+}
