@@ -10,6 +10,7 @@
 #include <endian.h>
 #include <infiniband/umad.h>
 
+#include "mad/capture.h"
 #include "mad/port.h"
 
 #define UMAD_BUF_SIZE	1024
@@ -21,6 +22,7 @@ struct mad_port {
 	struct mad_port_attr attr;
 	void *sbuf;
 	void *rbuf;
+	struct capture *cap;	/* NULL: not capturing */
 };
 
 static int port_fill_attr(const char *ca, int portnum, struct mad_port_attr *a)
@@ -38,6 +40,7 @@ static int port_fill_attr(const char *ca, int portnum, struct mad_port_attr *a)
 	a->port_guid = be64toh(up.port_guid);
 	a->lid = (uint16_t)up.base_lid;
 	a->lmc = (uint8_t)up.lmc;
+	a->sm_lid = (uint16_t)up.sm_lid;
 	a->state = (uint8_t)up.state;
 	a->phys_state = (uint8_t)up.phys_state;
 	/* umad2sim reports "IB", the kernel "InfiniBand": only RoCE is refused */
@@ -127,6 +130,11 @@ static int port_find(const char *spec, struct mad_port_attr *out)
 
 int mad_port_open(const char *spec, struct mad_port **out)
 {
+	return mad_port_open_mode(spec, MAD_PORT_SM, out);
+}
+
+int mad_port_open_mode(const char *spec, enum mad_port_mode mode, struct mad_port **out)
+{
 	char issm[256];
 	struct mad_port *p;
 	int r;
@@ -159,6 +167,16 @@ int mad_port_open(const char *spec, struct mad_port **out)
 	if (p->portid < 0) {
 		r = p->portid;
 		goto fail;
+	}
+	if (mode == MAD_PORT_SA_CLIENT) {
+		/* A client only receives answers to what it sends: no method mask */
+		p->agent[MAD_AGENT_SA] = umad_register(p->portid, MAD_CLASS_SA, 2, 0, NULL);
+		if (p->agent[MAD_AGENT_SA] < 0) {
+			r = p->agent[MAD_AGENT_SA];
+			goto fail;
+		}
+		*out = p;
+		return 0;
 	}
 	/* Unsolicited SMPs for the SM: SMInfo Get/Set and Traps (IBA 14.4) */
 	long dr_mask[16 / sizeof(long)] = { 0 };
@@ -239,6 +257,8 @@ int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MA
 	memcpy(umad_get_mad(p->sbuf), mad, MAD_SIZE);
 	umad_set_addr(p->sbuf, dlid, (int)qpn, 0, qpn ? (int)0x80010000 : 0);
 	r = umad_send(p->portid, p->agent[agent], p->sbuf, MAD_SIZE, timeout_ms, 0);
+	if (p->cap && r >= 0)
+		capture_sent(p->cap, mad, dlid, qpn);
 	return r < 0 ? (r == -1 ? -EIO : r) : 0;
 }
 
@@ -265,5 +285,15 @@ int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 		from->sl = addr->sl;
 		from->pkey_index = addr->pkey_index;
 	}
+	if (p->cap) {
+		addr = umad_get_mad_addr(p->rbuf);
+		capture_received(p->cap, mad, (size_t)length, ntohs(addr->lid), ntohl(addr->qpn),
+				 addr->sl, umad_status(p->rbuf));
+	}
 	return 0;
+}
+
+void mad_port_set_capture(struct mad_port *p, struct capture *cap)
+{
+	p->cap = cap;
 }

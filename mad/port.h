@@ -26,6 +26,7 @@ struct mad_port_attr {
 	uint64_t port_guid;
 	uint64_t node_guid;
 	uint16_t lid;
+	uint16_t sm_lid;
 	uint8_t lmc;
 	uint8_t state;
 	uint8_t phys_state;
@@ -40,11 +41,18 @@ struct mad_addr {
 
 struct mad_port;
 
+enum mad_port_mode {
+	MAD_PORT_SM,		/* SMI agents, SA server agent, issm held open */
+	MAD_PORT_SA_CLIENT,	/* an SA client: one agent for class 0x03 answers */
+};
+struct capture;
+
 /*
  * spec: NULL or "" picks the first InfiniBand port whose link is up;
  * "CA:PORT" names one; "0x<guid>" picks the port with that GUID.
  */
 int mad_port_open(const char *spec, struct mad_port **out);
+int mad_port_open_mode(const char *spec, enum mad_port_mode mode, struct mad_port **out);
 /* Split a spec: ca[0] = 0 and *port_num = -1 when not given; -EINVAL if malformed */
 int mad_port_parse_spec(const char *spec, char *ca, size_t ca_len, int *port_num,
 			uint64_t *guid);
@@ -65,5 +73,10 @@ int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MA
  */
 int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 		  struct mad_addr *from, int *send_status);
+/*
+ * Record every MAD sent and received from now on in cap (mad/capture.h);
+ * NULL stops. The caller keeps cap open while it is set.
+ */
+void mad_port_set_capture(struct mad_port *p, struct capture *cap);
 
 #endif

@@ -9,6 +9,7 @@
 
 #include "smd/config.h"
 #include "smd/log.h"
+#include "mad/capture.h"
 #include "mad/port.h"
 #include "topo/route.h"
 
@@ -25,9 +26,10 @@ void config_defaults(struct smd_config *c)
 	c->subnet_prefix = UINT64_C(0xfe80000000000000);
 	c->packet_life_time = 18;
 	c->subnet_timeout = 18;
-	snprintf(c->routing_engine, sizeof(c->routing_engine), "minhop");
+	snprintf(c->routing_engine, sizeof(c->routing_engine), "dfree,updn,minhop");
 	c->log_level = LOG_LVL_INFO;
 	c->sweep_interval = 10;
+	c->capture_classes = CAPTURE_CLASS_ALL;
 }
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max, unsigned int *out)
@@ -116,7 +118,10 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 	} else if (!strcmp(key, "sm_priority")) {
 		r = parse_uint(v, 0, 15, &c->sm_priority);
 	} else if (!strcmp(key, "routing_engine")) {
-		if (!route_engine_find(v))
+		char bad[64];
+
+		if (strlen(v) >= sizeof(c->routing_engine) ||
+		    route_list_valid(v, bad, sizeof(bad)) < 0)
 			r = -ENOENT;
 		else
 			snprintf(c->routing_engine, sizeof(c->routing_engine), "%s", v);
@@ -129,6 +134,16 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			c->log_level = l;
 	} else if (!strcmp(key, "sweep_interval")) {
 		r = parse_uint(v, 0, 86400, &c->sweep_interval);
+	} else if (!strcmp(key, "capture")) {
+		if (strlen(v) >= sizeof(c->capture))
+			r = -EINVAL;
+		else
+			snprintf(c->capture, sizeof(c->capture), "%s", v);
+	} else if (!strcmp(key, "capture_max_mb")) {
+		r = parse_uint(v, 0, 1048576, &c->capture_max_mb);
+	} else if (!strcmp(key, "capture_classes")) {
+		if (capture_parse_classes(v, &c->capture_classes) < 0)
+			r = -EDOM;
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -ENOKEY;
@@ -136,7 +151,8 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 	if (r < 0)
 		snprintf(err, errlen, "bad value '%s' for %s%s", v, key,
 			 r == -ERANGE ? " (out of range)" :
-			 r == -ENOENT ? " (no such routing engine)" : "");
+			 r == -ENOENT ? " (no such routing engine)" :
+			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" : "");
 	return r;
 }
 
@@ -229,4 +245,10 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
 	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
 	fprintf(out, "sweep_interval = %u\n", c->sweep_interval);
+	char classes[64];
+
+	capture_format_classes(c->capture_classes, classes, sizeof(classes));
+	fprintf(out, "capture = \"%s\"\n", c->capture);
+	fprintf(out, "capture_max_mb = %u\n", c->capture_max_mb);
+	fprintf(out, "capture_classes = %s\n", classes);
 }

@@ -22,9 +22,12 @@ struct smd_config {
 	unsigned int packet_life_time;	/* SwitchInfo.LifeTimeValue */
 	unsigned int subnet_timeout;	/* PortInfo.SubnetTimeOut */
 	unsigned int sm_priority;	/* SMInfo.Priority */
-	char routing_engine[32];
+	char routing_engine[128];	/* an ordered list: "dfree,updn,minhop" */
 	int log_level;
 	unsigned int sweep_interval;	/* seconds; 0 = only on events */
+	char capture[PATH_MAX];		/* pcap file of every MAD; "" = no capture */
+	unsigned int capture_max_mb;	/* rotate at this size; 0 = no limit */
+	unsigned int capture_classes;	/* CAPTURE_CLASS_* (mad/capture.h) */
 };
 
 void config_defaults(struct smd_config *c);

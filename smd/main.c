@@ -24,6 +24,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "mad/capture.h"
 
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
@@ -40,6 +41,7 @@ static void usage(FILE *out)
 		"  -c, --config FILE   configuration file (default " SYSCONFDIR "/smd.conf)\n"
 		"  -d, --db FILE       SQLite database (overrides 'db')\n"
 		"  -p, --port SPEC     CA:PORT or port GUID (overrides 'port')\n"
+		"      --capture FILE  write every MAD to FILE, pcap (overrides 'capture')\n"
 		"  -o, --once          one sweep, then exit 0 if the subnet is up\n"
 		"  -n, --check-config  check the configuration and exit; with -v print it\n"
 		"  -v, --verbose       more logging (debug); with -n print the config\n"
@@ -81,6 +83,58 @@ static void answer_sm_info(struct smd *smd, const uint8_t *mad, size_t len,
 		log_debug("SMInfo answer to LID %u failed: %s", from->slid, strerror(-r));
 }
 
+static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+{
+	struct smd *smd = ctx;
+
+	return mad_port_send(smd->port, MAD_AGENT_SA, mad, dlid, qpn, 0);
+}
+
+struct sl2vl_ctx {
+	void (*done)(void *arg, int status, const uint8_t vl[16]);
+	void *arg;
+};
+
+static void sl2vl_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct sl2vl_ctx *c = arg;
+	uint8_t vl[16] = { 0 };
+
+	if (status == 0)
+		sl2vl_table_decode(resp->data, vl);
+	c->done(c->arg, status, vl);
+	free(c);
+}
+
+/* The SA asks the fabric for an SL2VL table (IBA 14.2.5.8) by directed route */
+static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
+			 void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
+{
+	struct smd *smd = ctx;
+	const struct dr_path *path = &n->path;
+	struct sl2vl_ctx *c;
+	struct smp req;
+	int r;
+
+	if (n->type != NODE_TYPE_SWITCH) {
+		/* A CA port answers for itself: enter through that port */
+		if (out > n->num_ports || !n->ports[out].has_path)
+			return -EINVAL;
+		path = &n->ports[out].path;
+	}
+	c = malloc(sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->done = done;
+	c->arg = arg;
+	smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_SL2VL_TABLE,
+		    n->type == NODE_TYPE_SWITCH ? (uint32_t)in << 8 | out : 0, path);
+	r = txn_submit(smd->txn, &req, 0, sl2vl_cb, c);
+	if (r < 0)
+		free(c);
+	return r;
+}
+
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
@@ -88,6 +142,10 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 
 	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
 		return;
+	if (mclass == MAD_CLASS_SA) {
+		sa_handle(smd->sa, mad, len, from);
+		return;
+	}
 	if (method == MAD_METHOD_GET && len == MAD_SIZE &&
 	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
 		answer_sm_info(smd, mad, len, from);
@@ -123,13 +181,57 @@ static int open_store(struct smd *smd)
 	if (r < 0)
 		log_warn("cannot create the directory of %s: %s", smd->cfg.db, strerror(-r));
 	r = store_open(smd->cfg.db, 0, &smd->store);
+	if (r == -EBADMSG) {
+		/*
+		 * Corrupt or not a database: keep it for a post-mortem, start a new
+		 * one. LIDs then come from what the ports hold (lid_assign keeps them).
+		 */
+		char aside[4096];
+		int a = store_set_aside(smd->cfg.db, (int64_t)time(NULL), aside, sizeof(aside));
+
+		if (a < 0) {
+			log_error("database %s is unusable (%s) and cannot be moved aside (%s: %s); "
+				  "running without persistence: LIDs will not be remembered",
+				  smd->cfg.db, store_errmsg(smd->store), aside, strerror(-a));
+			smd->store = store_close(smd->store);
+			return 0;
+		}
+		log_error("database %s is unusable (%s): moved it aside to %s; starting a new "
+			  "database, LIDs come from what the ports hold", smd->cfg.db,
+			  store_errmsg(smd->store), aside);
+		store_close(smd->store);
+		r = store_open(smd->cfg.db, 0, &smd->store);
+	}
 	if (r < 0) {
 		log_error("database %s unusable (%s)%s; running without persistence: "
 			  "LIDs will not be remembered", smd->cfg.db, store_errmsg(smd->store),
-			  r == -EBADMSG ? ", the file is left as it is: move it aside" : "");
+			  r == -EPROTONOSUPPORT ? ", the file is left as it is" : "");
 		smd->store = store_close(smd->store);
 	}
 	return 0;
+}
+
+/*
+ * After every completed sweep the SA moves to the new model (the old one
+ * is gone); it starts answering once a sweep has brought the subnet up.
+ */
+static void sa_serve(struct smd *smd, const struct sweep_result *res)
+{
+	struct sa_env *env = &smd->sa_env;
+	bool serving = smd->sa_serving || res->up;
+	int r;
+
+	env->sm_lid = smd->sm_lid;
+	env->act_count = smd->act_count;
+	r = sa_update(smd->sa, serving ? smd->fabric : NULL);
+	if (r < 0) {
+		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));
+		sa_update(smd->sa, NULL);
+		serving = false;
+	}
+	if (serving && !smd->sa_serving)
+		log_info("SA: answering queries");
+	smd->sa_serving = serving;
 }
 
 struct loop {
@@ -151,6 +253,7 @@ static int do_sweep(struct loop *lp)
 	if (r < 0) {
 		log_error("sweep failed: %s", strerror(-r));
 	} else {
+		sa_serve(lp->smd, &res);
 		print_summary(&res);
 		sd_notifyf(0, "STATUS=subnet %s: %u nodes, %u LIDs", res.up ? "up" : "NOT up",
 			   res.nodes, res.lids);
@@ -162,11 +265,17 @@ static int do_sweep(struct loop *lp)
 	return 0;
 }
 
+/* Sweep in usec from now, unless a sweep is already due sooner */
 static int arm_timer(struct loop *lp, uint64_t usec)
 {
-	uint64_t now;
+	uint64_t now, due;
+	int enabled = SD_EVENT_OFF;
 
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_get_enabled(lp->sweep_timer, &enabled);
+	if (enabled != SD_EVENT_OFF && sd_event_source_get_time(lp->sweep_timer, &due) >= 0 &&
+	    due <= now + usec)
+		return 0;
 	sd_event_source_set_time(lp->sweep_timer, now + usec);
 	return sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_ONESHOT);
 }
@@ -188,6 +297,7 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	struct loop *lp = userdata;
 
 	txn_dispatch(lp->smd->txn);
+	sa_tick(lp->smd->sa);
 	if (lp->smd->resweep)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	return 0;
@@ -204,8 +314,12 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
 	uint64_t now;
 
-	if (poll(&pfd, 1, 50) > 0)
-		on_mad(NULL, pfd.fd, pfd.revents, lp);
+	/*
+	 * umad2sim's poll() can miss a MAD that was queued before it started
+	 * waiting: read whatever is there either way (reads never block).
+	 */
+	poll(&pfd, 1, 50);
+	on_mad(NULL, pfd.fd, POLLIN, lp);
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(s, now);
 	return sd_event_source_set_enabled(s, SD_EVENT_ON);
@@ -233,13 +347,16 @@ static int run_daemon(struct smd *smd)
 	r = sd_event_default(&lp.ev);
 	if (r < 0)
 		return r;
+	/* WATCHDOG=1 from the loop itself when the unit sets WatchdogSec= */
+	sd_event_set_watchdog(lp.ev, true);
 	sd_event_add_signal(lp.ev, NULL, SIGTERM, on_signal, &lp);
 	sd_event_add_signal(lp.ev, NULL, SIGINT, on_signal, &lp);
 	sd_event_add_signal(lp.ev, NULL, SIGHUP, on_signal, &lp);
 	r = sd_event_add_io(lp.ev, NULL, mad_port_fd(smd->port), EPOLLIN, on_mad, &lp);
 	if (r == -EBADF || r == -EPERM) {
 		log_debug("MAD port fd cannot be watched (%s): polling it", strerror(-r));
-		r = sd_event_add_time(lp.ev, &lp.poll_timer, CLOCK_MONOTONIC, 0, 0,
+		/* accuracy 1 us: sd-event's default (0) lets a timer slip 250 ms */
+		r = sd_event_add_time(lp.ev, &lp.poll_timer, CLOCK_MONOTONIC, 0, 1,
 				      on_poll_timer, &lp);
 		if (r >= 0)
 			r = sd_event_source_set_priority(lp.poll_timer, SD_EVENT_PRIORITY_IDLE);
@@ -248,7 +365,7 @@ static int run_daemon(struct smd *smd)
 		log_error("cannot watch the MAD port: %s", strerror(-r));
 		goto out;
 	}
-	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 0, on_sweep_timer, &lp);
+	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 1000, on_sweep_timer, &lp);
 	if (r < 0) {
 		log_error("cannot create the sweep timer: %s", strerror(-r));
 		goto out;
@@ -263,6 +380,57 @@ out:
 	return r;
 }
 
+/*
+ * capture = FILE (or --capture): every MAD sent and received, as IB packets
+ * in a pcap file. A file that cannot be created is not fatal: smd runs
+ * without capture. LIDs in the frames: ours as the last sweep gave it.
+ */
+static struct capture *open_capture(struct smd *smd)
+{
+	const struct smd_config *cfg = &smd->cfg;
+	struct capture_cfg cc = {
+		.path = cfg->capture, .max_bytes = (uint64_t)cfg->capture_max_mb << 20,
+		.classes = cfg->capture_classes, .local_lid = &smd->sm_lid,
+		.port_lid = mad_port_attr(smd->port)->lid,
+	};
+	struct capture *cap;
+	char classes[64];
+	int r;
+
+	if (!cfg->capture[0])
+		return NULL;
+	r = capture_open(&cc, &cap);
+	if (r < 0) {
+		log_error("cannot create capture file %s: %s; running without capture",
+			  cfg->capture, strerror(-r));
+		return NULL;
+	}
+	capture_format_classes(cfg->capture_classes, classes, sizeof(classes));
+	log_info("capturing MADs (%s) to %s", classes, cfg->capture);
+	mad_port_set_capture(smd->port, cap);
+	return cap;
+}
+
+static void close_capture(struct smd *smd, struct capture *cap)
+{
+	struct capture_stats st;
+	int r;
+
+	if (!cap)
+		return;
+	mad_port_set_capture(smd->port, NULL);
+	capture_flush(cap);
+	capture_get_stats(cap, &st);
+	r = capture_close(cap);
+	log_info("capture %s: %" PRIu64 " MADs sent, %" PRIu64 " received (%" PRIu64
+		 " given back by the transport), %" PRIu64 " filtered out; %" PRIu64
+		 " frames, %" PRIu64 " bytes, %" PRIu64 " rotations", smd->cfg.capture, st.sent,
+		 st.received, st.lost, st.filtered, st.frames, st.bytes, st.rotations);
+	if (r < 0)
+		log_error("capture %s: writing failed (%s): the last %" PRIu64 " MADs are missing",
+			  smd->cfg.capture, strerror(-r), st.dropped);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -274,8 +442,11 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "capture", required_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *capture_path = NULL;
+	struct capture *cap = NULL;
 	const char *config_path = NULL, *db = NULL, *port = NULL;
 	bool once = false, check = false;
 	int verbose = 0, c, r, rc = EXIT_FAILURE;
@@ -294,6 +465,7 @@ int main(int argc, char **argv)
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("smd %s\n", PACKAGE_VERSION); return 0;
+		case 'C': capture_path = optarg; break;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -315,6 +487,10 @@ int main(int argc, char **argv)
 	}
 	if ((db && config_set(&smd.cfg, "db", db, err, sizeof(err)) < 0) ||
 	    (port && config_set(&smd.cfg, "port", port, err, sizeof(err)) < 0)) {
+		fprintf(stderr, "smd: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (capture_path && config_set(&smd.cfg, "capture", capture_path, err, sizeof(err)) < 0) {
 		fprintf(stderr, "smd: %s\n", err);
 		return EXIT_USAGE;
 	}
@@ -352,6 +528,7 @@ int main(int argc, char **argv)
 
 	log_info("using %s port %d, GUID 0x%016" PRIx64, pa->ca_name, pa->port_num,
 		 pa->port_guid);
+	cap = open_capture(&smd);
 	tc.window = smd.cfg.max_outstanding_smps;
 	tc.timeout_ms = smd.cfg.smp_timeout_ms;
 	tc.retries = smd.cfg.smp_retries;
@@ -361,6 +538,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
+	smd.sa_env = (struct sa_env){
+		.sm_guid = pa->port_guid, .sm_priority = (uint8_t)smd.cfg.sm_priority,
+		.subnet_prefix = smd.cfg.subnet_prefix,
+		.packet_life_time = smd.cfg.packet_life_time,
+		.send = sa_send, .read_sl2vl = sa_read_sl2vl, .ctx = &smd,
+	};
+	r = sa_new(&smd.sa_env, &smd.sa);
+	if (r < 0) {
+		log_error("cannot set up the SA: %s", strerror(-r));
+		goto out;
+	}
 	open_store(&smd);
 
 	if (once) {
@@ -378,9 +566,11 @@ int main(int argc, char **argv)
 		rc = r < 0 ? EXIT_FAILURE : 0;
 	}
 out:
+	sa_free(smd.sa);
 	fabric_free(smd.fabric);
 	store_close(smd.store);
 	txn_free(smd.txn);
+	close_capture(&smd, cap);
 	mad_port_close(smd.port);
 	return rc;
 }

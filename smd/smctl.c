@@ -12,7 +12,15 @@
 
 static const struct smctl_cmd commands[] = {
 	{ "status", "[--db FILE]: the last sweep and whether the subnet is up", smctl_status },
-	{ "lids", "[--db FILE]: every port GUID with the LID smd gave it", smctl_lids },
+	{ "lids", "[--db FILE] [--forget GUID]: every port GUID with the LID smd gave it",
+	  smctl_lids },
+	{ "dump", "[--db FILE] [--format ibnetdiscover|json|dot]: the fabric of the last sweep",
+	  smctl_dump },
+	{ "history", "[--db FILE] [--sweeps N] [--events N]: recent sweeps and what changed",
+	  smctl_history },
+	{ "sa", "KIND [...]: query the SA; smctl sa --help", smctl_sa },
+	{ "capture-stats", "FILE...: MADs in a capture by class, method, attribute, status",
+	  smctl_capture_stats },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

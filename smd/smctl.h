@@ -22,6 +22,14 @@ struct smctl_cmd {
 /* smctl_db.c */
 int smctl_status(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_history(struct smctl_ctx *ctx, int argc, char **argv);
+
+/* smctl_capture.c */
+int smctl_capture_stats(struct smctl_ctx *ctx, int argc, char **argv);
+
+/* smctl_sa.c */
+int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* Option parsing shared by commands: --db FILE anywhere after the command */
 int smctl_parse_db_opt(struct smctl_ctx *ctx, int argc, char **argv, const char *usage);

@@ -9,6 +9,7 @@
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "smd/config.h"
+#include "smd/sa.h"
 #include "topo/fabric.h"
 
 struct smd {
@@ -17,6 +18,9 @@ struct smd {
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
+	struct sa *sa;			/* answers from fabric once the subnet is up */
+	struct sa_env sa_env;
+	bool sa_serving;
 	uint16_t sm_lid;
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
 	unsigned int traps;		/* traps received since the last sweep */

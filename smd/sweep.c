@@ -179,6 +179,54 @@ static int phase_discover(struct sweep *sw)
 	return 0;
 }
 
+/* ---- P_Key tables (for the SA's P_KeyTableRecords) ---- */
+
+static struct dr_path *port_route(struct fab_port *p);
+
+static void pkey_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+
+	if (status == 0) {
+		pkey_block_decode(resp->data, sc->port->pkeys);
+		sc->port->pkeys_valid = true;
+	}
+	free(sc);
+}
+
+static int phase_read_pkeys(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	int r;
+
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			struct dr_path *route = port_route(p);
+			struct set_ctx *sc;
+			struct smp req;
+
+			if (!fabric_is_endport(p) || !p->pi_valid || !route)
+				continue;
+			sc = calloc(1, sizeof(*sc));
+			if (!sc)
+				return -ENOMEM;
+			sc->sw = sw;
+			sc->port = p;
+			/* IBA 14.2.5.7: block 0; switches name the port in bits 16-31 */
+			smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PKEY_TABLE,
+				    n->type == NODE_TYPE_SWITCH ? (uint32_t)pn << 16 : 0, route);
+			r = submit(sw, &req, pkey_cb, sc);
+			if (r < 0)
+				return r;
+		}
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
 /* ---- port configuration ---- */
 
 static struct dr_path *port_route(struct fab_port *p)
@@ -576,7 +624,6 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	const struct txn_stats *ts = txn_stats(smd->txn);
 	struct route_stats rs;
 	struct lid_stats ls;
-	const struct route_engine *eng;
 	struct fab_port *own;
 	double t0 = now_s(), t1;
 	time_t started = time(NULL);
@@ -597,40 +644,78 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
 		 sw.f->nnodes, sw.f->nswitches, res->t_discover, ts->sent);
 
-	r = lid_assign(sw.f, (uint8_t)smd->cfg.lmc, smd->store ? lookup_lid : NULL, smd->store,
-		       &ls);
+	{
+		/* LIDs remembered for absent ports stay theirs while space remains */
+		struct lid_reservation *resv = NULL;
+		size_t nresv = 0;
+
+		if (smd->store && store_lid_reservations(smd->store, &resv, &nresv) < 0)
+			log_warn("LIDs of absent ports are not reserved in this sweep: %s",
+				 store_errmsg(smd->store));
+		r = lid_assign_reserved(sw.f, (uint8_t)smd->cfg.lmc,
+					smd->store ? lookup_lid : NULL, smd->store, resv, nresv,
+					&ls);
+		free(resv);
+	}
 	if (r < 0) {
 		log_error("LID assignment failed: %s", strerror(-r));
 		goto out;
 	}
+	if (ls.reserved)
+		log_info("LIDs: kept free for %u absent ports", ls.reserved);
+	if (ls.reclaimed)
+		log_warn("LIDs: no free LIDs left, %u new ports took LIDs remembered for absent "
+			 "ports", ls.reclaimed);
 	res->lids = ls.endports;
 	log_info("LIDs: %u endports, %u kept, %u remembered, %u new, %u conflicts resolved",
 		 ls.endports, ls.kept, ls.remembered, ls.fresh, ls.conflicts);
 	own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
 	smd->sm_lid = own ? own->lid : 0;
 
-	eng = route_engine_find(smd->cfg.routing_engine);
-	if (!eng) {
-		r = -ENOENT;
-		goto out;
-	}
 	t1 = now_s();
-	r = route_compute(eng, sw.f, &rs);
-	if (r < 0) {
-		log_error("routing (%s) failed: %s", eng->name, strerror(-r));
-		goto out;
+	{
+		/*
+		 * One data VL until smd programs SL-to-VL tables: an engine that is
+		 * deadlock-free within one VL needs no SLs, and SL 0 rides VL 0 in
+		 * every port's table. The list falls back in order, each result
+		 * verified; every step that was not taken is logged.
+		 */
+		struct route_opts ropts = { .max_vls = 1 };
+		struct route_attempt att[8];
+		struct route_result *rres = NULL;
+		struct route_check chk;
+		unsigned int tried = 0;
+		int used;
+
+		used = route_compute_list(smd->cfg.routing_engine, sw.f, &ropts, &rs, &rres, &chk,
+					  att, 8, &tried);
+		for (unsigned int i = 0; i < tried && i < 8; i++)
+			if (att[i].err)
+				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
+		route_result_free(rres);
+		if (used < 0) {
+			r = used;
+			log_error("routing (%s) failed: %s", smd->cfg.routing_engine, strerror(-r));
+			goto out;
+		}
+		res->t_route = now_s() - t1;
+		res->unrouted = rs.unreachable;
+		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u VL, max %u hops, "
+			 "routes per link max %u mean %.1f%s", att[used].name, rs.lids,
+			 rs.switches, res->t_route, rs.vls_used ? rs.vls_used : 1,
+			 chk.max_hops, chk.max_link_routes, chk.mean_link_routes,
+			 rs.unreachable ? ", SOME LIDS UNREACHABLE" : "");
+		if (!att[used].acyclic)
+			log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
+				 "graph has a cycle (%u channels)", att[used].name, chk.cycle_len);
 	}
-	res->t_route = now_s() - t1;
-	res->unrouted = rs.unreachable;
-	log_info("routing (%s): %u LIDs over %u switches in %.3f s, max %u hops, "
-		 "port load max %u mean %.1f%s", eng->name, rs.lids, rs.switches, res->t_route,
-		 rs.max_hops, rs.max_port_load, rs.mean_port_load,
-		 rs.unreachable ? ", SOME LIDS UNREACHABLE" : "");
 	if (rs.unreachable)
 		log_warn("routing: %u (switch, LID) pairs have no route", rs.unreachable);
 
 	t1 = now_s();
-	r = phase_configure_ports(&sw);
+	r = phase_read_pkeys(&sw);
+	if (!r)
+		r = phase_configure_ports(&sw);
 	if (!r)
 		r = phase_program_lfts(&sw);
 	if (!r)
@@ -656,18 +741,24 @@ out:
 	if (ts->malformed || ts->unmatched)
 		log_warn("dropped %" PRIu64 " malformed and %" PRIu64 " unmatched MADs",
 			 ts->malformed, ts->unmatched);
-	if (r == 0 && smd->store) {
+	if (smd->store) {
+		/* A failed sweep is recorded too, without its (partial) fabric */
+		const struct fab_node *ln = sw.disc ? disc_local_node(sw.disc) : NULL;
+		const struct fab_port *lp = ln ? fabric_port(ln, disc_local_port(sw.disc)) : NULL;
 		struct store_sweep ss = {
-			.started = started, .seconds = res->seconds, .nodes = res->nodes,
-			.switches = res->switches, .cas = res->cas, .ports = res->ports,
-			.lids = res->lids, .smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
-			.smps_retried = ts->retries, .up = res->up,
+			.started = started, .finished = time(NULL), .seconds = res->seconds,
+			.nodes = res->nodes, .switches = res->switches, .cas = res->cas,
+			.ports = res->ports, .links = res->links, .lids = res->lids,
+			.smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
+			.smps_retried = ts->retries, .up = res->up, .err = r,
+			.sm_node_guid = ln ? ln->guid : 0, .sm_port_guid = lp ? lp->guid : 0,
 		};
-		int s = store_save_sweep(smd->store, sw.f, &ss);
+		int s = store_save_sweep(smd->store, r == 0 ? sw.f : NULL, &ss);
 
 		if (s < 0)
-			log_error("saving the sweep to the database failed: %s; LIDs of this "
-				  "sweep are not remembered", store_errmsg(smd->store));
+			log_error("saving the sweep to the database failed: %s; %s",
+				  store_errmsg(smd->store), r ? "the failure is not recorded" :
+				  "LIDs and fabric of this sweep are not remembered");
 	}
 	/* Drain anything a failed phase left in flight before freeing the model */
 	txn_run(smd->txn);

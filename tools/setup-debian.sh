@@ -6,6 +6,7 @@ pkgs=(
 	build-essential autoconf automake pkg-config
 	libibumad-dev libibmad-dev libsqlite3-dev libsystemd-dev
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
+	tshark
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -21,11 +21,13 @@ struct fab_port {
 	struct port_info pi;		/* as last read from (or set on) the port */
 	struct dr_path path;		/* CA ports: a route that enters the node here */
 	uint64_t guid;			/* CA: port GUID; switch: node GUID */
+	uint16_t pkeys[32];		/* endports: P_Key table block 0, as read */
 	uint32_t load;			/* routing: LIDs forwarded out of this port */
 	uint16_t lid;			/* endports: the LID smd assigned */
 	uint8_t lmc;
 	uint8_t num;
 	bool pi_valid;
+	bool pkeys_valid;
 	bool has_path;
 	bool peer_lost;			/* link up but the peer never answered */
 };

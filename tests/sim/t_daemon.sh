@@ -5,6 +5,7 @@
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 smd_pid=
+KEEP=${KEEP:-}
 cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; }
 trap 'cleanup_smd; sim_stop' EXIT
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null
@@ -38,6 +39,7 @@ kill -TERM "$smd_pid"
 rc=0
 wait "$smd_pid" || rc=$?
 smd_pid=
+KEEP=${KEEP:-}
 check test "$rc" -eq 0
 check grep -q "shutting down" "$tmp/out"
 finish
