@@ -152,10 +152,23 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		return;
 	}
 	if (method == MAD_METHOD_TRAP) {
+		struct smp smp;
+		uint8_t buf[MAD_SIZE];
+
 		/* Trap 128 and friends: the fabric changed, look again (IBA 14.3.12) */
 		smd->traps++;
 		smd->resweep = true;
 		log_debug("trap from LID %u: resweep requested", from->slid);
+		/*
+		 * IBA 14.4.11: TrapRepress, same TID and attribute, tells the
+		 * sender to stop repeating the trap.
+		 */
+		if (mclass == MAD_CLASS_SMI && smp_decode(mad, len, &smp) == 0) {
+			smp.hdr.method = MAD_METHOD_TRAP_REPRESS;
+			smp.hdr.status = 0;
+			if (smp_encode(&smp, buf) == 0)
+				mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
+		}
 	}
 }
 
@@ -325,11 +338,49 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
+/*
+ * SIGHUP: read the configuration again. Keys that shape the running
+ * daemon take effect at once; the port, the database, the capture and the
+ * SMP window keep their values until a restart (and smd says so).
+ */
+static void reload_config(struct smd *smd)
+{
+	struct smd_config c;
+	char err[512];
+	int r;
+
+	if (!smd->config_path)
+		return;
+	config_defaults(&c);
+	r = config_load(&c, smd->config_path, err, sizeof(err));
+	if (r < 0) {
+		log_error("SIGHUP: %s; keeping the running configuration", err);
+		return;
+	}
+	if (c.max_outstanding_smps != smd->cfg.max_outstanding_smps ||
+	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
+		log_warn("SIGHUP: SMP transport settings apply after a restart");
+	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
+	smd->cfg.lmc = c.lmc;
+	smd->cfg.subnet_prefix = c.subnet_prefix;
+	smd->cfg.packet_life_time = c.packet_life_time;
+	smd->cfg.subnet_timeout = c.subnet_timeout;
+	smd->cfg.sm_priority = c.sm_priority;
+	smd->cfg.sweep_interval = c.sweep_interval;
+	smd->cfg.log_level = c.log_level;
+	log_set_level(c.log_level);
+	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
+	smd->sa_env.subnet_prefix = c.subnet_prefix;
+	smd->sa_env.packet_life_time = c.packet_life_time;
+	log_info("SIGHUP: configuration %s read again", smd->config_path);
+}
+
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct loop *lp = userdata;
 
 	if (si->ssi_signo == SIGHUP) {
+		reload_config(lp->smd);
 		log_info("SIGHUP: sweeping now");
 		arm_timer(lp, 0);
 		return 0;
@@ -484,6 +535,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "smd: %s\n", err);
 			return EXIT_USAGE;
 		}
+		smd.config_path = path;
 	}
 	if ((db && config_set(&smd.cfg, "db", db, err, sizeof(err)) < 0) ||
 	    (port && config_set(&smd.cfg, "port", port, err, sizeof(err)) < 0)) {

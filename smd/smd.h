@@ -14,6 +14,7 @@
 
 struct smd {
 	struct smd_config cfg;
+	const char *config_path;	/* to read again on SIGHUP; NULL: none */
 	struct mad_port *port;
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */

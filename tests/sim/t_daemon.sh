@@ -34,6 +34,16 @@ check grep -q "sm lid 1 .* state 3 SMINFO_MASTER" "$tmp/sminfo"
 sim_console 'Unlink "core-001"[1]'
 check wait_for "$tmp/out" "subnet UP" 2
 check python3 "$here/checkfabric.py" --expect-unlinked core-001:1 "$tmp/net"
+# The trap was answered with TrapRepress (ibsim notes it and drops it)
+check wait_for "$SIM_LOG" "trap repress" 1
+
+# SIGHUP reads the configuration again (sm_priority 9 shows in SMInfo) and sweeps
+printf 'sweep_interval = 0\nsm_priority = 9\n' >"$tmp/conf"
+kill -HUP "$smd_pid"
+check wait_for "$tmp/out" "configuration .* read again" 1
+check wait_for "$tmp/out" "subnet UP" 3
+SIM_HOST=host-0007 sim_run sminfo >"$tmp/sminfo2" 2>&1
+check grep -q "priority 9 state 3" "$tmp/sminfo2"
 
 kill -TERM "$smd_pid"
 rc=0
