@@ -16,9 +16,9 @@
 
 #define SA_MAX_RECORDS		(1u << 20)	/* a GetTable bigger than this: NO_RESOURCES */
 #define SA_MAX_XFERS		1024		/* RMPP transfers in flight */
-#define RMPP_TIMEOUT_US		400000
-#define RMPP_RETRIES		8
-#define RMPP_WINDOW_MAX		64
+#define RMPP_TIMEOUT_US		500000
+#define RMPP_RETRIES		10
+#define RMPP_WINDOW_MAX		16
 
 struct sa_xfer {
 	struct sa_xfer *next;

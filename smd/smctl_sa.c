@@ -18,9 +18,9 @@
 #include "mad/txn.h"
 #include "smd/smctl.h"
 
-#define SA_TIMEOUT_MS	2000
+#define SA_TIMEOUT_MS	4000
 #define SA_TRIES	3
-#define RMPP_RECV_WINDOW 32
+#define RMPP_RECV_WINDOW 16
 
 struct client {
 	struct mad_port *port;
