@@ -111,17 +111,15 @@ static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_
 			 void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
 {
 	struct smd *smd = ctx;
-	const struct dr_path *path = &n->path;
+	const struct dr_path *path;
 	struct sl2vl_ctx *c;
 	struct smp req;
 	int r;
 
-	if (n->type != NODE_TYPE_SWITCH) {
-		/* A CA port answers for itself: enter through that port */
-		if (out > n->num_ports || !n->ports[out].has_path)
-			return -EINVAL;
-		path = &n->ports[out].path;
-	}
+	/* A switch answers for all its ports; a CA port for itself */
+	path = out <= n->num_ports ? fabric_port_route(&n->ports[out]) : NULL;
+	if (!path)
+		return -EINVAL;
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;

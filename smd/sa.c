@@ -956,8 +956,7 @@ static void sl2vl_done(void *arg, int status, const uint8_t vl[16])
 		sl2vl_finish(q);
 }
 
-static int sl2vl_add(struct sa_pending *q, const struct fab_node *n, uint16_t lid, uint8_t in,
-		     uint8_t out, size_t *cap)
+static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, size_t *cap)
 {
 	uint64_t m = q->req.comp_mask;
 
@@ -981,7 +980,6 @@ static int sl2vl_add(struct sa_pending *q, const struct fab_node *n, uint16_t li
 	q->items[q->n].in = in;
 	q->items[q->n].out = out;
 	q->n++;
-	(void)n;
 	return 0;
 }
 
@@ -1020,8 +1018,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 					continue;
 				for (unsigned int out = 1; out <= n->num_ports && !e; out++)
 					if (out != in && fabric_port_linked(&n->ports[out]))
-						e = sl2vl_add(q, n, lid, (uint8_t)in, (uint8_t)out,
-							      &cap);
+						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out, &cap);
 			}
 			continue;
 		}
@@ -1030,7 +1027,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 
 			if (!p->lid || !p->has_path || (one && p->lid != want))
 				continue;
-			e = sl2vl_add(q, n, p->lid, 0, (uint8_t)pn, &cap);
+			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, &cap);
 		}
 	}
 	if (e) {

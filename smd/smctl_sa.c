@@ -89,10 +89,6 @@ static int recv_mine(struct client *c, uint32_t tid, struct sa_mad *m, int timeo
 		uint64_t now = txn_now_us();
 
 		r = mad_port_recv(c->port, buf, &len, &from, &st);
-		if (r == 0 && getenv("SMCTL_DEBUG"))
-			fprintf(stderr, "recv len %zu status %d class 0x%x method 0x%x tid 0x%02x%02x%02x%02x%02x%02x%02x%02x\n",
-				len, st, buf[1], buf[3], buf[8], buf[9], buf[10], buf[11], buf[12],
-				buf[13], buf[14], buf[15]);
 		if (r == 0) {
 			if (st || sa_mad_decode(buf, len, m) < 0 || (uint32_t)m->hdr.tid != tid ||
 			    !(m->hdr.method & MAD_METHOD_RESP_BIT))
@@ -107,39 +103,39 @@ static int recv_mine(struct client *c, uint32_t tid, struct sa_mad *m, int timeo
 	}
 }
 
+static void request_init(struct sa_mad *req, uint8_t method, uint16_t attr, uint64_t mask)
+{
+	memset(req, 0, sizeof(*req));
+	req->hdr.base_version = 1;
+	req->hdr.mgmt_class = MAD_CLASS_SA;
+	req->hdr.class_version = SA_CLASS_VERSION;
+	req->hdr.method = method;
+	req->hdr.attr_id = attr;
+	req->comp_mask = mask;
+}
+
 /* One query, answered by one MAD or an RMPP transfer we reassemble */
 static int query(struct client *c, uint8_t method, uint16_t attr, uint64_t mask,
 		 const uint8_t *rec, size_t rec_len, struct answer *ans)
 {
-	struct sa_mad req = { 0 }, m;
+	struct sa_mad req, m;
 	uint32_t expect = 1;
 	size_t cap = 0;
 	int r = -ETIMEDOUT;
 
 	memset(ans, 0, sizeof(*ans));
-	req.hdr.base_version = 1;
-	req.hdr.mgmt_class = MAD_CLASS_SA;
-	req.hdr.class_version = SA_CLASS_VERSION;
-	req.hdr.method = method;
-	req.hdr.attr_id = attr;
-	req.comp_mask = mask;
+	request_init(&req, method, attr, mask);
 	if (rec)
 		memcpy(req.data, rec, rec_len);
 	for (int attempt = 0; attempt < SA_TRIES && r == -ETIMEDOUT; attempt++) {
 		req.hdr.tid = ++c->tid;
 		send_mad(c, &req);
-		if (getenv("SMCTL_DEBUG"))
-			fprintf(stderr, "%.3f sent TID 0x%x\n", (double)txn_now_us() / 1e6,
-				(uint32_t)req.hdr.tid);
 		expect = 1;
 		ans->len = 0;
 		for (;;) {
 			r = recv_mine(c, (uint32_t)req.hdr.tid, &m, SA_TIMEOUT_MS);
 			if (r < 0)
 				break;
-			if (getenv("SMCTL_DEBUG"))
-				fprintf(stderr, "%.3f got method 0x%x status 0x%x rmpp type %u flags %u seg %u len %u\n",
-					(double)txn_now_us() / 1e6, m.hdr.method, m.hdr.status, m.rmpp.type, m.rmpp.flags, m.rmpp.data1, m.rmpp.data2);
 			ans->status = m.hdr.status;
 			ans->attr_offset = m.attr_offset;
 			if (!(m.rmpp.flags & RMPP_FLAG_ACTIVE)) {
@@ -350,19 +346,15 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 				lost++;
 			}
 			if (!s->busy && sent < n) {
-				struct sa_mad req = { 0 };
+				struct sa_mad req;
 				struct path_record pr = { 0 };
 
 				s->slid = lids[random() % nlids];
 				s->dlid = lids[random() % nlids];
 				pr.slid = s->slid;
 				pr.dlid = s->dlid;
-				req.hdr.base_version = 1;
-				req.hdr.mgmt_class = MAD_CLASS_SA;
-				req.hdr.class_version = SA_CLASS_VERSION;
-				req.hdr.method = SA_METHOD_GET;
-				req.hdr.attr_id = SA_ATTR_PATH_RECORD;
-				req.comp_mask = PR_CM_SLID | PR_CM_DLID;
+				request_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+					     PR_CM_SLID | PR_CM_DLID);
 				path_record_encode(&pr, req.data);
 				s->tid = ++c->tid;
 				req.hdr.tid = s->tid;

@@ -181,8 +181,6 @@ static int phase_discover(struct sweep *sw)
 
 /* ---- P_Key tables (for the SA's P_KeyTableRecords) ---- */
 
-static struct dr_path *port_route(struct fab_port *p);
-
 static void pkey_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
 {
 	struct set_ctx *sc = arg;
@@ -204,7 +202,7 @@ static int phase_read_pkeys(struct sweep *sw)
 
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
-			struct dr_path *route = port_route(p);
+			const struct dr_path *route = fabric_port_route(p);
 			struct set_ctx *sc;
 			struct smp req;
 
@@ -228,13 +226,6 @@ static int phase_read_pkeys(struct sweep *sw)
 }
 
 /* ---- port configuration ---- */
-
-static struct dr_path *port_route(struct fab_port *p)
-{
-	if (p->node->type == NODE_TYPE_SWITCH)
-		return &p->node->path;
-	return p->has_path ? &p->path : NULL;
-}
 
 static void port_check(struct sweep *sw, struct fab_port *p, uint8_t want_state)
 {
@@ -288,7 +279,7 @@ static void port_set_cb(void *arg, int status, const struct smp *req, const stru
 	 */
 	log_debug("PortInfo Set on %s failed (%s): reading it back",
 		  port_label(p, lbl, sizeof(lbl)), strerror(-status));
-	smp_init_dr(&get, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, p->num, port_route(p));
+	smp_init_dr(&get, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, p->num, fabric_port_route(p));
 	submit(sc->sw, &get, port_reread_cb, sc);
 }
 
@@ -297,7 +288,7 @@ static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port
 {
 	struct set_ctx *sc;
 	struct smp req;
-	struct dr_path *route = port_route(p);
+	const struct dr_path *route = fabric_port_route(p);
 
 	if (!route)
 		return 0;

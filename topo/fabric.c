@@ -171,6 +171,13 @@ bool fabric_port_linked(const struct fab_port *p)
 	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
 }
 
+const struct dr_path *fabric_port_route(const struct fab_port *p)
+{
+	if (p->node->type == NODE_TYPE_SWITCH)
+		return &p->node->path;
+	return p->has_path ? &p->path : NULL;
+}
+
 int fabric_index_lids(struct fabric *f)
 {
 	int r = 0;

@@ -72,6 +72,12 @@ struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
 bool fabric_is_endport(const struct fab_port *p);
 /* A cabled port whose link is up at both ends (PhysState LinkUp, known peer) */
 bool fabric_port_linked(const struct fab_port *p);
+/*
+ * The directed route SMPs about port p take: the switch's route for any
+ * switch port, the route entering through p for a CA or router port
+ * (only SMPs arriving at a CA port may act on it); NULL when unknown.
+ */
+const struct dr_path *fabric_port_route(const struct fab_port *p);
 /* Rebuild by_lid/max_lid from the endports' lid/lmc; -EADDRINUSE on a clash */
 int fabric_index_lids(struct fabric *f);
 struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);

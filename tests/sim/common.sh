@@ -30,6 +30,35 @@ finish() {
 	[ "$t_fail" -eq 0 ]
 }
 
+# wait_for FILE PATTERN COUNT: until PATTERN occurs COUNT times (60 s at most)
+wait_for() {
+	for _ in $(seq 600); do
+		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# smd_start CONF DB OUT: smd as a daemon on the simulator, in the background
+# (cwd: the directory of OUT, where umad2sim puts its sys-<pid>); sets smd_pid
+smd_pid=
+smd_start() {
+	(cd "$(dirname "$3")" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$1" \
+		--db "$2" >"$3" 2>&1) &
+	smd_pid=$!
+}
+
+# smd_stop: SIGTERM and wait; returns smd's exit status
+smd_stop() {
+	local rc=0
+
+	[ -n "$smd_pid" ] || return 0
+	kill -TERM "$smd_pid"
+	wait "$smd_pid" || rc=$?
+	smd_pid=
+	return "$rc"
+}
+
 # LIDs as the fabric reports them: "GUID LID" per CA port and switch, sorted
 fabric_lids() {
 	sim_run ibnetdiscover 2>/dev/null | awk '

@@ -17,7 +17,6 @@ command -v tshark >/dev/null || { echo "missing tshark (Debian package tshark)" 
 [ -x "$SMCTL" ] || { echo "missing $SMCTL: build first" >&2; exit 99; }
 tmp=$(mktemp -d)
 [ -z "${KEEP:-}" ] || echo "t_capture: work dir $tmp (KEEP: not removed)"
-smd_pid=
 cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; }
 trap 'cleanup_smd; sim_stop' EXIT
 
@@ -302,20 +301,10 @@ check same_table "$tmp/ft16.json" "$tmp/ft16.stats"
 rm -f "$tmp/ft16.pcap" "$tmp/ft16.tsv"
 
 # -- 2. the daemon: SMInfo, SA queries, a trap ---------------------------------------------
-# wait_for FILE PATTERN COUNT: until PATTERN occurs COUNT times (60 s at most)
-wait_for() {
-	for _ in $(seq 600); do
-		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 $GEN ft3 4 -o "$tmp/ft4.net" 2>/dev/null
 sim_start "$tmp/ft4.net" >/dev/null 2>&1
 printf 'sweep_interval = 0\ncapture = %s\n' "$tmp/d.pcap" >"$tmp/d.conf"
-(cd "$tmp" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$tmp/d.conf" \
-	--db "$tmp/d.db" >"$tmp/d.out" 2>&1) &
-smd_pid=$!
+smd_start "$tmp/d.conf" "$tmp/d.db" "$tmp/d.out"
 check wait_for "$tmp/d.out" "subnet UP" 1
 SIM_HOST=host-0007 sim_run sminfo >"$tmp/sminfo" 2>&1
 check grep -q "SMINFO_MASTER" "$tmp/sminfo"
@@ -332,9 +321,7 @@ if grep -q "SA: answering" "$tmp/d.out"; then
 fi
 sim_console 'Unlink "core-001"[1]'
 check wait_for "$tmp/d.out" "subnet UP" 2
-kill -TERM "$smd_pid"
-wait "$smd_pid" || true
-smd_pid=
+smd_stop || true
 sim_stop
 check grep -Eq "capture .*: [1-9][0-9]* MADs sent" "$tmp/d.out"
 tshark_fields "$tmp/d.pcap" "$tmp/d.tsv"

@@ -4,27 +4,15 @@
 # exits cleanly on SIGTERM.
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
-smd_pid=
 KEEP=${KEEP:-}
 cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; }
 trap 'cleanup_smd; sim_stop' EXIT
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null
 
-# wait_for FILE PATTERN COUNT: until PATTERN occurs COUNT times (60 s at most)
-wait_for() {
-	for _ in $(seq 600); do
-		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 sim_start "$tmp/net" >/dev/null 2>&1
 # Sweep only on events, so the second sweep can only come from the trap
 printf 'sweep_interval = 0\n' >"$tmp/conf"
-(cd "$tmp" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$tmp/conf" \
-	--db "$tmp/smd.db" >"$tmp/out" 2>&1) &
-smd_pid=$!
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
 check wait_for "$tmp/out" "subnet UP" 1
 check python3 "$here/checkfabric.py" "$tmp/net"
 # Another host asks who the master SM is
@@ -45,10 +33,8 @@ check wait_for "$tmp/out" "subnet UP" 3
 SIM_HOST=host-0007 sim_run sminfo >"$tmp/sminfo2" 2>&1
 check grep -q "priority 9 state 3" "$tmp/sminfo2"
 
-kill -TERM "$smd_pid"
 rc=0
-wait "$smd_pid" || rc=$?
-smd_pid=
+smd_stop || rc=$?
 KEEP=${KEEP:-}
 check test "$rc" -eq 0
 check grep -q "shutting down" "$tmp/out"

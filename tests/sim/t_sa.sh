@@ -8,16 +8,13 @@
 # its first record is meaningful.)
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
-smd_pid=
 trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; sim_stop' EXIT
 SMCTL=${SMCTL:-$top/smd/smctl}
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null
 
 sim_start "$tmp/net" >/dev/null 2>&1
 printf 'sweep_interval = 0\n' >"$tmp/conf"
-(cd "$tmp" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$tmp/conf" \
-	--db "$tmp/smd.db" >"$tmp/out" 2>&1) &
-smd_pid=$!
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
 for _ in $(seq 600); do grep -q "SA: answering" "$tmp/out" && break; sleep 0.1; done
 check grep -q "SA: answering" "$tmp/out"
 sm_lid=$(sim_run smpquery portinfo -D 0 1 2>/dev/null | awk -F. '/^Lid/ { print $NF }')
@@ -113,7 +110,5 @@ sim_run "$SMCTL" sa bench --requests 20000 --inflight 32 >"$tmp/bench" 2>&1 || t
 cat "$tmp/bench"
 check grep -q "20000 correct, 0 wrong, 0 unanswered" "$tmp/bench"
 
-kill -TERM "$smd_pid"
-wait "$smd_pid" || true
-smd_pid=
+smd_stop || true
 finish

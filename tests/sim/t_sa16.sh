@@ -4,7 +4,6 @@
 # 20,000 random PathRecord Gets with 32 in flight are all answered right.
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
-smd_pid=
 trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; sim_stop' EXIT
 SMCTL=${SMCTL:-$top/smd/smctl}
 $GEN ft3 16 -o "$tmp/net" 2>/dev/null
@@ -12,9 +11,7 @@ nlids=$(grep -cE '^(Switch|Hca)' "$tmp/net")
 
 sim_start "$tmp/net" >/dev/null 2>&1
 printf 'sweep_interval = 0\n' >"$tmp/conf"
-(cd "$tmp" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$tmp/conf" \
-	--db "$tmp/smd.db" >"$tmp/out" 2>&1) &
-smd_pid=$!
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
 for _ in $(seq 1200); do grep -q "SA: answering" "$tmp/out" && break; sleep 0.1; done
 check grep -q "SA: answering" "$tmp/out"
 export SIM_HOST=host-0500
@@ -26,7 +23,5 @@ sim_run "$SMCTL" sa bench --requests 20000 --inflight 32 >"$tmp/bench" 2>&1 || t
 cat "$tmp/bench"
 check grep -q "20000 correct, 0 wrong, 0 unanswered" "$tmp/bench"
 
-kill -TERM "$smd_pid"
-wait "$smd_pid" || true
-smd_pid=
+smd_stop || true
 finish
