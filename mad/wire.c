@@ -452,6 +452,32 @@ void sl2vl_table_decode(const uint8_t d[SMP_DATA_SIZE], uint8_t vl[16])
 		vl[sl] = (uint8_t)GET(d, 4 * sl, 4);
 }
 
+void sl2vl_table_encode(const uint8_t vl[16], uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	for (unsigned int sl = 0; sl < 16; sl++)
+		SET(d, 4 * sl, 4, vl[sl] & 0xf);
+}
+
+/* IBA 14.2.5.9, Table 158: per entry 4 reserved bits, the VL (4), the weight (8) */
+void vl_arb_block_decode(const uint8_t d[SMP_DATA_SIZE], struct vl_arb_entry e[VL_ARB_BLOCK_SIZE])
+{
+	for (unsigned int i = 0; i < VL_ARB_BLOCK_SIZE; i++) {
+		e[i].vl = (uint8_t)GET(d, 16 * i + 4, 4);
+		e[i].weight = (uint8_t)GET(d, 16 * i + 8, 8);
+	}
+}
+
+void vl_arb_block_encode(const struct vl_arb_entry e[VL_ARB_BLOCK_SIZE],
+			 uint8_t d[SMP_DATA_SIZE])
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	for (unsigned int i = 0; i < VL_ARB_BLOCK_SIZE; i++) {
+		SET(d, 16 * i + 4, 4, e[i].vl & 0xf);
+		SET(d, 16 * i + 8, 8, e[i].weight);
+	}
+}
+
 void pkey_block_decode(const uint8_t d[SMP_DATA_SIZE], uint16_t pkeys[32])
 {
 	for (unsigned int i = 0; i < 32; i++)

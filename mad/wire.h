@@ -254,6 +254,26 @@ int port_info_decode(const uint8_t data[SMP_DATA_SIZE], struct port_info *pi);
 void port_info_encode(const struct port_info *pi, uint8_t data[SMP_DATA_SIZE]);
 /* SLtoVLMappingTable: IBA 14.2.5.8, 16 4-bit VLs, SL0 first */
 void sl2vl_table_decode(const uint8_t data[SMP_DATA_SIZE], uint8_t vl[16]);
+void sl2vl_table_encode(const uint8_t vl[16], uint8_t data[SMP_DATA_SIZE]);
+/*
+ * VLArbitrationTable: IBA 14.2.5.9. One attribute is a block of 32 entries;
+ * the modifier names the block (VL_ARB_*) in bits 16-31 and, on a switch,
+ * the output port in bits 0-15. Entries past the port's VLArbLowCap/HighCap
+ * are ignored.
+ */
+#define VL_ARB_BLOCK_SIZE	32
+#define VL_ARB_LOW_0_31		1
+#define VL_ARB_LOW_32_63	2
+#define VL_ARB_HIGH_0_31	3
+#define VL_ARB_HIGH_32_63	4
+struct vl_arb_entry {
+	uint8_t vl;
+	uint8_t weight;		/* units of 64 bytes; 0: the entry is skipped */
+};
+void vl_arb_block_decode(const uint8_t data[SMP_DATA_SIZE],
+			 struct vl_arb_entry e[VL_ARB_BLOCK_SIZE]);
+void vl_arb_block_encode(const struct vl_arb_entry e[VL_ARB_BLOCK_SIZE],
+			 uint8_t data[SMP_DATA_SIZE]);
 /* P_KeyTable block: IBA 14.2.5.7, 32 16-bit entries */
 void pkey_block_decode(const uint8_t data[SMP_DATA_SIZE], uint16_t pkeys[32]);
 void pkey_block_encode(const uint16_t pkeys[32], uint8_t data[SMP_DATA_SIZE]);

@@ -27,6 +27,7 @@ void config_defaults(struct smd_config *c)
 	c->packet_life_time = 18;
 	c->subnet_timeout = 18;
 	snprintf(c->routing_engine, sizeof(c->routing_engine), "dfree,updn,minhop");
+	c->vlarb_low.automatic = true;
 	c->log_level = LOG_LVL_INFO;
 	c->sweep_interval = 10;
 	c->capture_classes = CAPTURE_CLASS_ALL;
@@ -82,6 +83,56 @@ static int parse_prefix(const char *v, uint64_t *out)
 	return 0;
 }
 
+/* "auto" (when allowed), "" (empty) or "VL:WEIGHT" entries separated by commas or blanks */
+static int parse_vlarb(const char *v, bool allow_auto, struct config_vlarb *out)
+{
+	struct config_vlarb t = { .automatic = false };
+	const char *s = v;
+
+	if (allow_auto && !strcmp(v, "auto")) {
+		*out = (struct config_vlarb){ .automatic = true };
+		return 0;
+	}
+	while (*s) {
+		unsigned long vl, w;
+		char *end;
+
+		if (*s == ',' || isspace((unsigned char)*s)) {
+			s++;
+			continue;
+		}
+		if (!isdigit((unsigned char)*s))
+			return -EINVAL;
+		vl = strtoul(s, &end, 10);
+		if (*end != ':' || !isdigit((unsigned char)end[1]))
+			return -EINVAL;
+		w = strtoul(end + 1, &end, 10);
+		/* Data VLs 0-14; VL15 carries SMPs only and is never arbitrated */
+		if (vl > 14 || w > 255 || t.n == CONFIG_VLARB_MAX)
+			return -ERANGE;
+		if (*end && *end != ',' && !isspace((unsigned char)*end))
+			return -EINVAL;
+		t.e[t.n].vl = (uint8_t)vl;
+		t.e[t.n].weight = (uint8_t)w;
+		t.n++;
+		s = end;
+	}
+	*out = t;
+	return 0;
+}
+
+static void print_vlarb(FILE *out, const char *key, const struct config_vlarb *t)
+{
+	fprintf(out, "%s = ", key);
+	if (t->automatic)
+		fprintf(out, "auto");
+	else if (!t->n)
+		fprintf(out, "\"\"");
+	for (unsigned int i = 0; i < t->n; i++)
+		fprintf(out, "%s%u:%u", i ? "," : "", t->e[i].vl, t->e[i].weight);
+	fprintf(out, "\n");
+}
+
 int config_set(struct smd_config *c, const char *key, const char *v, char *err, size_t errlen)
 {
 	int r = 0;
@@ -125,6 +176,18 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			r = -ENOENT;
 		else
 			snprintf(c->routing_engine, sizeof(c->routing_engine), "%s", v);
+	} else if (!strcmp(key, "max_vls")) {
+		r = parse_uint(v, 0, 8, &c->max_vls);
+	} else if (!strcmp(key, "vlarb_low")) {
+		r = parse_vlarb(v, true, &c->vlarb_low);
+		if (r == -EINVAL)
+			r = -EBADR;
+	} else if (!strcmp(key, "vlarb_high")) {
+		r = parse_vlarb(v, false, &c->vlarb_high);
+		if (r == -EINVAL)
+			r = -EBADR;
+	} else if (!strcmp(key, "vlarb_high_limit")) {
+		r = parse_uint(v, 0, 255, &c->vlarb_high_limit);
 	} else if (!strcmp(key, "log_level")) {
 		int l = log_parse_level(v);
 
@@ -152,7 +215,9 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		snprintf(err, errlen, "bad value '%s' for %s%s", v, key,
 			 r == -ERANGE ? " (out of range)" :
 			 r == -ENOENT ? " (no such routing engine)" :
-			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" : "");
+			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" :
+			 r == -EBADR ? " (VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64)" :
+			 "");
 	return r;
 }
 
@@ -243,6 +308,10 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
 	fprintf(out, "sm_priority = %u\n", c->sm_priority);
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
+	fprintf(out, "max_vls = %u\n", c->max_vls);
+	print_vlarb(out, "vlarb_low", &c->vlarb_low);
+	print_vlarb(out, "vlarb_high", &c->vlarb_high);
+	fprintf(out, "vlarb_high_limit = %u\n", c->vlarb_high_limit);
 	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
 	fprintf(out, "sweep_interval = %u\n", c->sweep_interval);
 	char classes[64];

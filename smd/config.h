@@ -8,8 +8,19 @@
 #define SMD_CONFIG_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+
+/* A VL arbitration table as configured (IBA 14.2.5.9): at most 64 entries */
+#define CONFIG_VLARB_MAX	64
+struct config_vlarb {
+	bool automatic;			/* "auto": every data VL in use, weight 64 */
+	unsigned int n;
+	struct {
+		uint8_t vl, weight;
+	} e[CONFIG_VLARB_MAX];
+};
 
 struct smd_config {
 	char port[128];			/* "" = first port with link up */
@@ -23,6 +34,10 @@ struct smd_config {
 	unsigned int subnet_timeout;	/* PortInfo.SubnetTimeOut */
 	unsigned int sm_priority;	/* SMInfo.Priority */
 	char routing_engine[128];	/* an ordered list: "dfree,updn,minhop" */
+	unsigned int max_vls;		/* data VLs routes may use; 0 = what the ports allow */
+	struct config_vlarb vlarb_low;	/* VLArbitration tables on every port */
+	struct config_vlarb vlarb_high;
+	unsigned int vlarb_high_limit;	/* PortInfo.VLHighLimit */
 	int log_level;
 	unsigned int sweep_interval;	/* seconds; 0 = only on events */
 	char capture[PATH_MAX];		/* pcap file of every MAD; "" = no capture */

@@ -24,6 +24,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "topo/route.h"
 #include "mad/capture.h"
 
 #ifndef SYSCONFDIR
@@ -234,10 +235,10 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res)
 
 	env->sm_lid = smd->sm_lid;
 	env->act_count = smd->act_count;
-	r = sa_update(smd->sa, serving ? smd->fabric : NULL);
+	r = sa_update(smd->sa, serving ? smd->fabric : NULL, smd->routes);
 	if (r < 0) {
 		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));
-		sa_update(smd->sa, NULL);
+		sa_update(smd->sa, NULL, NULL);
 		serving = false;
 	}
 	if (serving && !smd->sa_serving)
@@ -359,6 +360,10 @@ static void reload_config(struct smd *smd)
 	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
 		log_warn("SIGHUP: SMP transport settings apply after a restart");
 	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
+	smd->cfg.max_vls = c.max_vls;
+	smd->cfg.vlarb_low = c.vlarb_low;
+	smd->cfg.vlarb_high = c.vlarb_high;
+	smd->cfg.vlarb_high_limit = c.vlarb_high_limit;
 	smd->cfg.lmc = c.lmc;
 	smd->cfg.subnet_prefix = c.subnet_prefix;
 	smd->cfg.packet_life_time = c.packet_life_time;
@@ -617,6 +622,7 @@ int main(int argc, char **argv)
 	}
 out:
 	sa_free(smd.sa);
+	route_result_free(smd.routes);
 	fabric_free(smd.fabric);
 	store_close(smd.store);
 	txn_free(smd.txn);

@@ -13,6 +13,7 @@
 #include "mad/txn.h"
 #include "smd/sa.h"
 #include "topo/path.h"
+#include "topo/route.h"
 
 #define SA_MAX_RECORDS		(1u << 20)	/* a GetTable bigger than this: NO_RESOURCES */
 #define SA_MAX_XFERS		1024		/* RMPP transfers in flight */
@@ -63,6 +64,7 @@ struct sa {
 	const struct sa_env *env;
 	struct sa_pending *pending;
 	const struct fabric *f;
+	const struct route_result *routes;	/* SLs of the paths; NULL: SL 0 */
 	struct path_table *pt;
 	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
 	size_t guid_size;
@@ -136,7 +138,7 @@ static struct fab_port *port_by_guid(const struct sa *sa, uint64_t guid)
 	}
 }
 
-int sa_update(struct sa *sa, const struct fabric *f)
+int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes)
 {
 	struct path_table *pt = NULL;
 	struct fab_port **idx = NULL;
@@ -181,6 +183,7 @@ int sa_update(struct sa *sa, const struct fabric *f)
 	sa->by_guid = idx;
 	sa->guid_size = size;
 	sa->f = f;
+	sa->routes = f ? routes : NULL;
 	return 0;
 }
 
@@ -701,6 +704,7 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	uint64_t m = q->mask;
 	struct path_attr a;
 	uint8_t plt;
+	int sl;
 
 	if (path_lookup(sa->pt, slid, dlid, &a) < 0)
 		return -1;
@@ -719,8 +723,12 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	pr->pkey = 0xffff;
 	if ((m & PR_CM_PKEY) && (w->pkey & 0x7fff) != 0x7fff)
 		return -1;
-	/* The routing engine's SL: 0 until routing assigns SLs */
-	pr->sl = 0;
+	/*
+	 * The SL the routing engine gave this path: the SL-to-VL tables put it
+	 * on the VL the deadlock analysis chose for every hop.
+	 */
+	sl = route_path_sl(sa->routes, slid, dlid);
+	pr->sl = sl < 0 ? 0 : (uint8_t)sl;
 	if ((m & PR_CM_SL) && w->sl != pr->sl)
 		return -1;
 	if ((m & PR_CM_QOS_CLASS) && w->qos_class)

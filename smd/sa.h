@@ -47,8 +47,13 @@ struct sa_stats {
 
 int sa_new(const struct sa_env *env, struct sa **out);
 struct sa *sa_free(struct sa *sa);
-/* Serve from f from now on (NULL: not ready, requests get BUSY) */
-int sa_update(struct sa *sa, const struct fabric *f);
+/*
+ * Serve from f from now on (NULL: not ready, requests get BUSY), with the
+ * SLs of routes (route_path_sl; NULL: SL 0). Both must stay unchanged until
+ * the next sa_update.
+ */
+struct route_result;
+int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes);
 /* One request (or RMPP ACK/STOP/ABORT) received on the SA agent */
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */

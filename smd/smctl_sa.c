@@ -260,6 +260,7 @@ static void usage(FILE *out)
 		"Usage: smctl sa KIND [--port SPEC] [--lid LID] [--get] [--count]\n"
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
+		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
 		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl path\n");
 }
 
@@ -402,6 +403,126 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 	return bad || lost ? 1 : 0;
 }
 
+/*
+ * One PathRecord Get per "SLID DLID" line of stdin, K in flight, each
+ * retried twice when unanswered; prints "SLID DLID SL" (or "SLID DLID -
+ * STATUS" when the SA gives no path), in the order of the input.
+ */
+static int path_sls(struct client *c, unsigned int inflight)
+{
+	struct pair { uint16_t slid, dlid; int sl; uint16_t status; } *pairs = NULL;
+	struct slot { uint32_t tid; size_t idx; uint64_t deadline; unsigned int tries; bool busy; }
+		*slots;
+	struct pollfd pfd = { .fd = mad_port_fd(c->port), .events = POLLIN };
+	size_t n = 0, cap = 0, next = 0, done = 0;
+	unsigned int a, b;
+	int rc = 0;
+
+	while (scanf("%u %u", &a, &b) == 2) {
+		if (!a || !b || a > 0xffff || b > 0xffff) {
+			fprintf(stderr, "smctl: bad LID pair %u %u\n", a, b);
+			free(pairs);
+			return 2;
+		}
+		if (n == cap) {
+			struct pair *np;
+
+			cap = cap ? 2 * cap : 1024;
+			np = realloc(pairs, cap * sizeof(*pairs));
+			if (!np) {
+				free(pairs);
+				return 1;
+			}
+			pairs = np;
+		}
+		pairs[n++] = (struct pair){ .slid = (uint16_t)a, .dlid = (uint16_t)b, .sl = -2 };
+	}
+	slots = calloc(inflight, sizeof(*slots));
+	if (!slots) {
+		free(pairs);
+		return 1;
+	}
+	while (done < n) {
+		uint64_t now = txn_now_us();
+
+		for (unsigned int k = 0; k < inflight; k++) {
+			struct slot *s = &slots[k];
+			struct sa_mad req;
+			struct path_record pr = { 0 };
+
+			if (s->busy && s->deadline <= now && s->tries >= 3) {
+				s->busy = false;
+				pairs[s->idx].sl = -1;	/* never answered */
+				done++;
+			}
+			if (!s->busy) {
+				if (next >= n)
+					continue;
+				s->idx = next++;
+				s->tries = 0;
+			} else if (s->deadline > now) {
+				continue;
+			}
+			pr.slid = pairs[s->idx].slid;
+			pr.dlid = pairs[s->idx].dlid;
+			request_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+				     PR_CM_SLID | PR_CM_DLID);
+			path_record_encode(&pr, req.data);
+			s->tid = ++c->tid;
+			req.hdr.tid = s->tid;
+			s->deadline = now + 1000000u;
+			s->tries++;
+			s->busy = true;
+			send_mad(c, &req);
+		}
+		poll(&pfd, 1, 10);
+		for (;;) {
+			uint8_t buf[MAD_SIZE];
+			struct mad_addr from;
+			struct sa_mad m;
+			size_t len;
+			int st;
+
+			if (mad_port_recv(c->port, buf, &len, &from, &st) < 0)
+				break;
+			if (st || sa_mad_decode(buf, len, &m) < 0)
+				continue;
+			for (unsigned int k = 0; k < inflight; k++) {
+				struct slot *s = &slots[k];
+				struct pair *p = &pairs[s->idx];
+				struct path_record pr;
+
+				if (!s->busy || s->tid != (uint32_t)m.hdr.tid)
+					continue;
+				s->busy = false;
+				done++;
+				path_record_decode(m.data, &pr);
+				if (m.hdr.status || pr.slid != p->slid || pr.dlid != p->dlid) {
+					p->sl = -1;
+					p->status = m.hdr.status ? m.hdr.status : 0xffff;
+				} else {
+					p->sl = pr.sl;
+				}
+				break;
+			}
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (pairs[i].sl >= 0) {
+			printf("%u %u %d\n", pairs[i].slid, pairs[i].dlid, pairs[i].sl);
+		} else if (pairs[i].status) {
+			printf("%u %u - 0x%04x\n", pairs[i].slid, pairs[i].dlid, pairs[i].status);
+			rc = 1;
+		} else {
+			printf("%u %u - timeout\n", pairs[i].slid, pairs[i].dlid);
+			rc = 1;
+		}
+	}
+	free(slots);
+	free(pairs);
+	return rc;
+}
+
 int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -473,6 +594,13 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		if (client_open(&c, port) < 0)
 			return 1;
 		rc = bench(&c, n, inflight, seed, max_lid > LID_UCAST_MAX ? LID_UCAST_MAX : max_lid);
+		mad_port_close(c.port);
+		return rc;
+	}
+	if (!strcmp(kind, "path-sl")) {
+		if (client_open(&c, port) < 0)
+			return 1;
+		rc = path_sls(&c, inflight);
 		mad_port_close(c.port);
 		return rc;
 	}

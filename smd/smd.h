@@ -12,6 +12,8 @@
 #include "smd/sa.h"
 #include "topo/fabric.h"
 
+struct route_result;
+
 struct smd {
 	struct smd_config cfg;
 	const char *config_path;	/* to read again on SIGHUP; NULL: none */
@@ -19,6 +21,7 @@ struct smd {
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
+	struct route_result *routes;	/* its routes' SLs and SL-to-VL tables */
 	struct sa *sa;			/* answers from fabric once the subnet is up */
 	struct sa_env sa_env;
 	bool sa_serving;

@@ -16,6 +16,9 @@ struct sweep {
 	struct fabric *f;
 	struct disc *disc;
 	struct sweep_result *res;
+	struct route_result *routes;	/* SLs and SL-to-VL tables of this sweep's routes */
+	unsigned int vls;		/* data VLs the routes use */
+	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];	/* low, high: every port */
 	int err;		/* a fatal error inside a callback (ENOMEM) */
 };
 
@@ -348,14 +351,22 @@ static int phase_configure_ports(struct sweep *sw)
 				uint8_t vls = p->pi.vl_cap < q->vl_cap ? p->pi.vl_cap : q->vl_cap;
 
 				pi.neighbor_mtu = mtu;
+				/*
+				 * OperationalVLs covers the data VLs the routes use, no
+				 * more: every extra VL takes a share of the link's
+				 * buffers (IBA 14.2.5.6, 7.6.1).
+				 */
 				if (vls)
-					pi.op_vls = vls;
+					pi.op_vls = route_op_vls(sw->vls) < vls ?
+						    route_op_vls(sw->vls) : vls;
+				pi.vl_high_limit = (uint8_t)cfg->vlarb_high_limit;
 			}
 			change = pi.lid != p->pi.lid || pi.lmc != p->pi.lmc ||
 				 pi.master_sm_lid != p->pi.master_sm_lid ||
 				 pi.gid_prefix != p->pi.gid_prefix ||
 				 pi.subnet_timeout != p->pi.subnet_timeout ||
-				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls;
+				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls ||
+				 pi.vl_high_limit != p->pi.vl_high_limit;
 			port_info_nochange(&pi);
 			/* IBA 14.2.5.6: INIT -> ARMED needs the neighbour at least in INIT */
 			if (linked && p->pi.port_state == PORT_STATE_INIT) {
@@ -395,6 +406,308 @@ static int phase_activate(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
+	}
+	r = txn_run(sw->smd->txn);
+	return r < 0 ? r : sw->err;
+}
+
+/* ---- SL-to-VL and VL arbitration tables ---- */
+
+/*
+ * One table attribute of one node: read it (unless the node was never
+ * programmed), compare the bytes that matter and write it when it differs.
+ */
+struct tbl_ctx {
+	struct sweep *sw;
+	struct fab_node *node;
+	struct smp req;			/* the Set to send, data included */
+	unsigned int cmp_len;		/* bytes of data that must match */
+	uint64_t *sig;			/* node's signature: cleared on failure */
+};
+
+static const char *tbl_name(uint16_t attr)
+{
+	return attr == SMP_ATTR_SL2VL_TABLE ? "SL-to-VL table" : "VL arbitration table";
+}
+
+static void tbl_fail(struct tbl_ctx *tc, const char *why)
+{
+	log_warn("%s 0x%08x of %s (GUID 0x%016" PRIx64 ") was not programmed: %s",
+		 tbl_name(tc->req.hdr.attr_id), tc->req.hdr.attr_mod, node_name(tc->node),
+		 tc->node->guid, why);
+	*tc->sig = 0;
+	tc->sw->res->table_errors++;
+}
+
+static void tbl_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct tbl_ctx *tc = arg;
+
+	if (status < 0)
+		tbl_fail(tc, strerror(-status));
+	else if (memcmp(resp->data, req->data, tc->cmp_len))
+		tbl_fail(tc, "the port holds another table");
+	free(tc);
+}
+
+static int tbl_send_set(struct tbl_ctx *tc)
+{
+	struct sweep *sw = tc->sw;
+	int r;
+
+	tc->req.hdr.method = MAD_METHOD_SET;
+	sw->res->tables_sent++;
+	r = txn_submit(sw->smd->txn, &tc->req, 0, tbl_set_cb, tc);
+	if (r < 0) {
+		sw->err = r;
+		free(tc);
+	}
+	return r;
+}
+
+static void tbl_get_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct tbl_ctx *tc = arg;
+
+	if (status == 0 && !memcmp(resp->data, tc->req.data, tc->cmp_len)) {
+		tc->sw->res->tables_kept++;
+		free(tc);
+		return;
+	}
+	/* Different, or unreadable: write it */
+	tbl_send_set(tc);
+}
+
+/* Queue one table; fresh: the node was reset or never programmed, do not read first */
+static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint32_t amod,
+		       const struct dr_path *path, const uint8_t *data, unsigned int cmp_len,
+		       bool fresh, uint64_t *sig)
+{
+	struct tbl_ctx *tc = calloc(1, sizeof(*tc));
+	struct smp get;
+	int r;
+
+	if (!tc)
+		return -ENOMEM;
+	tc->sw = sw;
+	tc->node = n;
+	tc->cmp_len = cmp_len;
+	tc->sig = sig;
+	smp_init_dr(&tc->req, MAD_METHOD_SET, attr, amod, path);
+	memcpy(tc->req.data, data, SMP_DATA_SIZE);
+	if (fresh)
+		return tbl_send_set(tc);
+	smp_init_dr(&get, MAD_METHOD_GET, attr, amod, path);
+	r = txn_submit(sw->smd->txn, &get, 0, tbl_get_cb, tc);
+	if (r < 0) {
+		sw->err = r;
+		free(tc);
+	}
+	return r;
+}
+
+/* FNV-1a, to recognise a node's tables from one sweep to the next */
+static uint64_t sig_add(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+#define SIG_INIT	UINT64_C(0xcbf29ce484222325)
+
+/*
+ * A node whose tables the previous sweep programmed to the same signature
+ * and that was not reset since keeps them without a read: a switch that was
+ * reset has LinearFDBTop 0 again, a CA port that was reset comes back below
+ * ACTIVE. Everything else is read, and written where it differs.
+ */
+static bool tbl_trusted(const struct sweep *sw, const struct fab_node *n, uint64_t want,
+			bool vlarb)
+{
+	const struct fab_node *old = sw->smd->fabric ? fabric_find(sw->smd->fabric, n->guid) :
+				     NULL;
+
+	if (!old || !want || (vlarb ? old->vlarb_sig : old->sl2vl_sig) != want)
+		return false;
+	if (n->type == NODE_TYPE_SWITCH)
+		return n->si_valid && n->si.lft_top != 0;
+	for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+		const struct fab_port *p = &n->ports[pn];
+
+		if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE)
+			return false;
+	}
+	return true;
+}
+
+/* The ports of n whose tables matter: cabled ones, and a switch's port 0 */
+static bool tbl_port(const struct fab_node *n, unsigned int pn)
+{
+	if (pn == 0)
+		return n->type == NODE_TYPE_SWITCH;
+	return fabric_port_linked(&n->ports[pn]) && n->ports[pn].pi_valid;
+}
+
+static int sl2vl_node(struct sweep *sw, struct fab_node *n)
+{
+	bool is_sw = n->type == NODE_TYPE_SWITCH;
+	uint64_t sig = sig_add(SIG_INIT, &sw->vls, sizeof(sw->vls));
+	uint8_t vl[ROUTE_NUM_SLS], data[SMP_DATA_SIZE];
+	bool fresh = is_sw && (!n->si_valid || n->si.lft_top == 0);
+	int r;
+
+	/* Two passes: the signature first, then the tables if they are needed */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned int in = 0; in <= (is_sw ? n->num_ports : 0u); in++) {
+			if (is_sw && !tbl_port(n, in))
+				continue;
+			for (unsigned int out = is_sw ? 0 : 1; out <= n->num_ports; out++) {
+				const struct dr_path *path;
+				uint8_t key[2] = { (uint8_t)in, (uint8_t)out };
+
+				if ((is_sw && in == out) || !tbl_port(n, out))
+					continue;
+				if (route_sl2vl(sw->routes, n, in, out, vl) < 0)
+					continue;
+				if (pass == 0) {
+					sig = sig_add(sig, key, 2);
+					sig = sig_add(sig, vl, sizeof(vl));
+					continue;
+				}
+				path = fabric_port_route(&n->ports[is_sw ? 0 : out]);
+				if (!path)
+					continue;
+				sl2vl_table_encode(vl, data);
+				/* IBA 14.2.5.8: switches take the input port in bits 8-15 */
+				r = tbl_program(sw, n, SMP_ATTR_SL2VL_TABLE,
+						is_sw ? in << 8 | out : 0, path, data, 8, fresh,
+						&n->sl2vl_sig);
+				if (r < 0)
+					return r;
+			}
+		}
+		if (pass == 0) {
+			if (sig == 0)
+				sig = 1;
+			if (tbl_trusted(sw, n, sig, false)) {
+				n->sl2vl_sig = sig;
+				sw->res->tables_trusted++;
+				return 0;
+			}
+			n->sl2vl_sig = sig;	/* cleared by any failure below */
+		}
+	}
+	return 0;
+}
+
+/* The low- or high-priority table every port gets, as configured */
+static unsigned int vlarb_want(const struct sweep *sw, bool high, struct vl_arb_entry *tab)
+{
+	const struct config_vlarb *c = high ? &sw->smd->cfg.vlarb_high : &sw->smd->cfg.vlarb_low;
+	unsigned int n = 0;
+
+	memset(tab, 0, 2 * VL_ARB_BLOCK_SIZE * sizeof(*tab));
+	if (c->automatic) {
+		/* Each data VL in use once, 64 x 64 bytes a turn: one 4 KB packet */
+		struct route_vlarb def[ROUTE_MAX_VLS];
+
+		n = route_vlarb_default(sw->vls, 64, def, ROUTE_MAX_VLS);
+		for (unsigned int i = 0; i < n; i++)
+			tab[i] = (struct vl_arb_entry){ .vl = def[i].vl, .weight = def[i].weight };
+		return n;
+	}
+	for (n = 0; n < c->n; n++)
+		tab[n] = (struct vl_arb_entry){ .vl = c->e[n].vl, .weight = c->e[n].weight };
+	return n;
+}
+
+static int vlarb_node(struct sweep *sw, struct fab_node *n)
+{
+	const struct vl_arb_entry (*want)[2 * VL_ARB_BLOCK_SIZE] = sw->vlarb;
+	bool is_sw = n->type == NODE_TYPE_SWITCH;
+	bool fresh = is_sw && (!n->si_valid || n->si.lft_top == 0);
+	uint64_t sig = sig_add(SIG_INIT, sw->vlarb, sizeof(sw->vlarb));
+	uint8_t data[SMP_DATA_SIZE];
+	int r;
+
+	for (int pass = 0; pass < 2; pass++) {
+		/* A base switch port 0 has no VL arbitration (IBA 14.2.5.9) */
+		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			const struct dr_path *path;
+
+			if (!tbl_port(n, pn))
+				continue;
+			for (unsigned int high = 0; high < 2; high++) {
+				unsigned int cap = high ? p->pi.vl_arb_high_cap : p->pi.vl_arb_low_cap;
+
+				for (unsigned int b = 0; b < 2 && cap > b * VL_ARB_BLOCK_SIZE; b++) {
+					unsigned int ents = cap - b * VL_ARB_BLOCK_SIZE;
+					uint32_t block = (high ? VL_ARB_HIGH_0_31 : VL_ARB_LOW_0_31) + b;
+					uint8_t key[3] = { (uint8_t)pn, (uint8_t)block,
+							   (uint8_t)cap };
+
+					if (ents > VL_ARB_BLOCK_SIZE)
+						ents = VL_ARB_BLOCK_SIZE;
+					if (pass == 0) {
+						sig = sig_add(sig, key, sizeof(key));
+						continue;
+					}
+					path = fabric_port_route(is_sw ? &n->ports[0] : p);
+					if (!path)
+						continue;
+					vl_arb_block_encode(want[high] + b * VL_ARB_BLOCK_SIZE, data);
+					r = tbl_program(sw, n, SMP_ATTR_VL_ARB_TABLE,
+							block << 16 | (is_sw ? pn : 0), path, data,
+							2 * ents, fresh, &n->vlarb_sig);
+					if (r < 0)
+						return r;
+				}
+			}
+		}
+		if (pass == 0) {
+			if (sig == 0)
+				sig = 1;
+			if (tbl_trusted(sw, n, sig, true)) {
+				n->vlarb_sig = sig;
+				sw->res->tables_trusted++;
+				return 0;
+			}
+			n->vlarb_sig = sig;
+		}
+	}
+	return 0;
+}
+
+/*
+ * SL-to-VL tables on every switch (each input/output port pair: the
+ * simulator and older switches take one pair per MAD) and CA port, and VL
+ * arbitration tables on every cabled port. They go out before the ports
+ * become ACTIVE, so that no data packet ever travels on a VL the deadlock
+ * analysis did not give it.
+ */
+static int phase_vl_tables(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	int r;
+
+	vlarb_want(sw, false, sw->vlarb[0]);
+	vlarb_want(sw, true, sw->vlarb[1]);
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		n->sl2vl_sig = n->vlarb_sig = 0;
+		/* A switch that did not answer SwitchInfo is left alone (and reported) */
+		if (n->type == NODE_TYPE_SWITCH && (!n->si_valid || !n->ports[0].pi_valid))
+			continue;
+		r = sl2vl_node(sw, n);
+		if (!r)
+			r = vlarb_node(sw, n);
+		if (r < 0)
+			return r;
 	}
 	r = txn_run(sw->smd->txn);
 	return r < 0 ? r : sw->err;
@@ -601,7 +914,7 @@ static void phase_verify(struct sweep *sw)
 		}
 	}
 	res->up = res->not_active == 0 && res->unconfigured == 0 && res->lft_errors == 0 &&
-		  res->unrouted == 0;
+		  res->unrouted == 0 && res->table_errors == 0;
 }
 
 static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
@@ -666,12 +979,12 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	t1 = now_s();
 	{
 		/*
-		 * One data VL until smd programs SL-to-VL tables: an engine that is
-		 * deadlock-free within one VL needs no SLs, and SL 0 rides VL 0 in
-		 * every port's table. The list falls back in order, each result
-		 * verified; every step that was not taken is logged.
+		 * The engine may use the data VLs every cabled port offers, or
+		 * max_vls; the SL-to-VL tables below make its SLs real. The list
+		 * falls back in order, each result verified; every step that was
+		 * not taken is logged.
 		 */
-		struct route_opts ropts = { .max_vls = 1 };
+		struct route_opts ropts = { .max_vls = smd->cfg.max_vls };
 		struct route_attempt att[8];
 		struct route_result *rres = NULL;
 		struct route_check chk;
@@ -683,7 +996,8 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		for (unsigned int i = 0; i < tried && i < 8; i++)
 			if (att[i].err)
 				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
-		route_result_free(rres);
+		sw.routes = rres;
+		sw.vls = route_vls_used(rres);
 		if (used < 0) {
 			r = used;
 			log_error("routing (%s) failed: %s", smd->cfg.routing_engine, strerror(-r));
@@ -691,9 +1005,12 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		}
 		res->t_route = now_s() - t1;
 		res->unrouted = rs.unreachable;
-		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u VL, max %u hops, "
-			 "routes per link max %u mean %.1f%s", att[used].name, rs.lids,
-			 rs.switches, res->t_route, rs.vls_used ? rs.vls_used : 1,
+		res->vls = sw.vls;
+		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
+		res->chk = chk;
+		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u of %u VLs, max %u "
+			 "hops, routes per link max %u mean %.1f%s", att[used].name, rs.lids,
+			 rs.switches, res->t_route, sw.vls, rs.vls_budget,
 			 chk.max_hops, chk.max_link_routes, chk.mean_link_routes,
 			 rs.unreachable ? ", SOME LIDS UNREACHABLE" : "");
 		if (!att[used].acyclic)
@@ -706,6 +1023,8 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	t1 = now_s();
 	r = phase_read_pkeys(&sw);
 	if (!r)
+		r = phase_vl_tables(&sw);
+	if (!r)
 		r = phase_configure_ports(&sw);
 	if (!r)
 		r = phase_program_lfts(&sw);
@@ -717,8 +1036,10 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		goto out;
 	res->t_program = now_s() - t1;
 	phase_verify(&sw);
-	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged",
-		 res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept);
+	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged; "
+		 "VL tables: %u sent, %u unchanged, %u nodes trusted unread",
+		 res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept, res->tables_sent,
+		 res->tables_kept, res->tables_trusted);
 
 out:
 	res->seconds = now_s() - t0;
@@ -755,9 +1076,12 @@ out:
 	txn_run(smd->txn);
 	disc_free(sw.disc);
 	if (r == 0) {
+		route_result_free(smd->routes);
 		fabric_free(smd->fabric);
 		smd->fabric = sw.f;
+		smd->routes = sw.routes;
 	} else {
+		route_result_free(sw.routes);
 		fabric_free(sw.f);
 	}
 	return r;

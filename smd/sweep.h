@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "smd/smd.h"
+#include "topo/route.h"
 
 struct sweep_result {
 	unsigned int nodes, switches, cas, ports, endports, links, lids;
@@ -20,6 +21,13 @@ struct sweep_result {
 	unsigned int lft_errors;	/* switches whose LFT could not be programmed */
 	unsigned int unrouted;		/* (switch, LID) pairs without a route */
 	unsigned int lft_blocks_sent, lft_blocks_kept, port_sets;
+	unsigned int tables_sent;	/* SL-to-VL and VL arbitration tables written */
+	unsigned int tables_kept;	/* read and found right */
+	unsigned int tables_trusted;	/* nodes whose tables were not read (unchanged) */
+	unsigned int table_errors;	/* tables that could not be programmed */
+	unsigned int vls;		/* data VLs the routes use */
+	char engine[32];		/* the routing engine used */
+	struct route_check chk;		/* the verifier's verdict on the routes */
 	uint64_t smps, timeouts, retries, failed;
 	double seconds, t_discover, t_route, t_program;
 	bool up;

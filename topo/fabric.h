@@ -47,6 +47,13 @@ struct fab_node {
 	uint8_t num_ports;
 	bool si_valid;
 	bool desc_valid;
+	/*
+	 * Signatures of the SL-to-VL and VL arbitration tables the SM last
+	 * programmed and read back on this node (0: not known), so that an
+	 * unchanged, never-reset node is not read again every sweep.
+	 */
+	uint64_t sl2vl_sig;
+	uint64_t vlarb_sig;
 };
 
 struct fabric {

@@ -190,7 +190,7 @@ static void test_status(void)
 	/* Not up yet: BUSY */
 	request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 1);
 	CHECK_EQ(last_status(), MAD_STATUS_BUSY);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	/* Unknown attribute, unknown method, methods not for this attribute */
 	request(sa, SA_METHOD_GET, 0x0099, 0, NULL, 0, 2);
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
@@ -255,7 +255,7 @@ static void test_path_get(void)
 	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2b = port_of("h2", 2);
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	pr.slid = h1->lid;
 	pr.dlid = h3->lid;
 	path_record_encode(&pr, rec);
@@ -344,7 +344,7 @@ static void test_tables(void)
 	unsigned int eps = count_endports();
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	/* Every PathRecord from one source: one per endport */
 	struct path_record pr = { .slid = port_of("h1", 1)->lid };
 
@@ -405,7 +405,7 @@ static void test_rmpp_control(void)
 	struct sa_mad m;
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	/* A big table: only segment 1 goes out until the receiver ACKs */
 	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 500);
 	CHECK_EQ(nsent, 1);
@@ -442,7 +442,7 @@ static void test_sl2vl(void)
 	struct fab_port *s2 = port_of("s2", 0);
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	/* One switch, one pair: exactly one read and one record with its table */
 	rec[0] = (uint8_t)(s2->lid >> 8);
 	rec[1] = (uint8_t)s2->lid;
@@ -496,7 +496,7 @@ static void test_fuzz(void)
 	unsigned int answered = 0;
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	for (int it = 0; it < 20000; it++) {
 		uint8_t buf[MAD_SIZE];
 		size_t len = MAD_SIZE;
@@ -544,6 +544,79 @@ static void test_fuzz(void)
 	sa_free(sa);
 }
 
+/* PathRecord.SL is the routing engine's SL for that pair (a ring needs two VLs) */
+static void test_path_sl(void)
+{
+	static const char *ring =
+		"Hca 1 \"h0\"\n[1] \"r0\"[3]\n"
+		"Switch 4 \"r0\"\n[1] \"r1\"[2]\n[2] \"r4\"[1]\n[3] \"h0\"[1]\n"
+		"Switch 4 \"r1\"\n[1] \"r2\"[2]\n[2] \"r0\"[1]\n[3] \"h1\"[1]\n"
+		"Switch 4 \"r2\"\n[1] \"r3\"[2]\n[2] \"r1\"[1]\n[3] \"h2\"[1]\n"
+		"Switch 4 \"r3\"\n[1] \"r4\"[2]\n[2] \"r2\"[1]\n[3] \"h3\"[1]\n"
+		"Switch 4 \"r4\"\n[1] \"r0\"[2]\n[2] \"r3\"[1]\n[3] \"h4\"[1]\n"
+		"Hca 1 \"h1\"\n[1] \"r1\"[3]\n"
+		"Hca 1 \"h2\"\n[1] \"r2\"[3]\n"
+		"Hca 1 \"h3\"\n[1] \"r3\"[3]\n"
+		"Hca 1 \"h4\"\n[1] \"r4\"[3]\n";
+	struct route_opts opts = { .max_vls = 8 };
+	struct route_result *rr = NULL;
+	struct fakefab rf = { 0 };
+	struct fabric *f = NULL;
+	struct route_stats rs;
+	struct lid_stats ls;
+	struct sa *sa;
+	unsigned int nonzero = 0, checked = 0;
+
+	CHECK_EQ(ff_parse(&rf, ring), 0);
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&rf, f, NULL), 0);
+	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			f->nodes[i]->ports[p].pi.vl_cap = 4;	/* VL0-7 */
+			f->nodes[i]->ports[p].pi.link_width_active = 2;
+			f->nodes[i]->ports[p].pi.link_speed_active = 1;
+		}
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, &opts, &rs, &rr), 0);
+	CHECK(route_vls_used(rr) >= 2);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, f, rr), 0);
+	for (uint16_t s = 1; s <= f->max_lid; s++) {
+		for (uint16_t d = 1; d <= f->max_lid; d++) {
+			struct path_record pr = { .slid = s, .dlid = d }, got;
+			uint8_t rec[64];
+			struct sa_mad m;
+			int want = route_path_sl(rr, s, d);
+
+			if (!f->by_lid[s] || !f->by_lid[d] || s == d ||
+			    f->by_lid[s]->node->type == NODE_TYPE_SWITCH)
+				continue;
+			path_record_encode(&pr, rec);
+			request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID,
+				rec, 64, 100);
+			CHECK_EQ(last_status(), 0);
+			CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+			path_record_decode(m.data, &got);
+			CHECK(want >= 0);
+			CHECK_EQ(got.sl, want);
+			nonzero += got.sl != 0;
+			checked++;
+			/* Asking for another SL finds no path */
+			pr.sl = (uint8_t)(want + 1);
+			path_record_encode(&pr, rec);
+			request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+				PR_CM_SLID | PR_CM_DLID | PR_CM_SL, rec, 64, 101);
+			CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		}
+	}
+	CHECK(checked >= 5 * 9);
+	CHECK(nonzero > 0);
+	sa_free(sa);
+	route_result_free(rr);
+	fabric_free(f);
+	ff_free(&rf);
+}
+
 int main(void)
 {
 	setup();
@@ -552,6 +625,7 @@ int main(void)
 	RUN(test_tables);
 	RUN(test_rmpp_control);
 	RUN(test_sl2vl);
+	RUN(test_path_sl);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);

@@ -886,6 +886,62 @@ static void test_lft_block(void)
 	CHECK_EQ(LFT_MAX_BLOCKS, 768);
 }
 
+/* IBA 14.2.5.8: SL0 is the high nibble of byte 0, SL15 the low nibble of byte 7 */
+static void test_sl2vl(void)
+{
+	uint8_t buf[SMP_DATA_SIZE], vl[16], back[16];
+
+	for (int sl = 0; sl < 16; sl++)
+		vl[sl] = (uint8_t)(15 - sl);
+	memset(buf, 0xaa, sizeof(buf));
+	sl2vl_table_encode(vl, buf);
+	CHECK_EQ(buf[0], 0xfe);
+	CHECK_EQ(buf[7], 0x10);
+	CHECK_EQ(buf[8], 0);		/* the rest of the attribute is reserved */
+	CHECK_EQ(buf[63], 0);
+	sl2vl_table_decode(buf, back);
+	CHECK(!memcmp(vl, back, sizeof(vl)));
+	for (int it = 0; it < ITERS; it++) {
+		for (int sl = 0; sl < 16; sl++)
+			vl[sl] = (uint8_t)rnd_bits(4);
+		sl2vl_table_encode(vl, buf);
+		sl2vl_table_decode(buf, back);
+		CHECK(!memcmp(vl, back, sizeof(vl)));
+	}
+}
+
+/* IBA 14.2.5.9 Table 158: entry i is bytes 2i (VL in the low nibble) and 2i+1 (weight) */
+static void test_vl_arb(void)
+{
+	struct vl_arb_entry e[VL_ARB_BLOCK_SIZE] = { { 0 } }, d[VL_ARB_BLOCK_SIZE];
+	uint8_t buf[SMP_DATA_SIZE];
+
+	e[0] = (struct vl_arb_entry){ .vl = 3, .weight = 0x40 };
+	e[31] = (struct vl_arb_entry){ .vl = 14, .weight = 0xff };
+	memset(buf, 0x55, sizeof(buf));
+	vl_arb_block_encode(e, buf);
+	CHECK_EQ(buf[0], 0x03);
+	CHECK_EQ(buf[1], 0x40);
+	CHECK_EQ(buf[2], 0);
+	CHECK_EQ(buf[62], 0x0e);
+	CHECK_EQ(buf[63], 0xff);
+	/* The reserved high nibble is ignored on decode */
+	buf[0] = 0xf3;
+	vl_arb_block_decode(buf, d);
+	CHECK_EQ(d[0].vl, 3);
+	CHECK_EQ(d[0].weight, 0x40);
+	CHECK_EQ(d[31].vl, 14);
+	for (int it = 0; it < ITERS; it++) {
+		for (int i = 0; i < VL_ARB_BLOCK_SIZE; i++) {
+			e[i].vl = (uint8_t)rnd_bits(4);
+			e[i].weight = (uint8_t)rnd_bits(8);
+		}
+		vl_arb_block_encode(e, buf);
+		vl_arb_block_decode(buf, d);
+		CHECK(!memcmp(e, d, sizeof(e)));
+	}
+}
+
 /* ---- rejection ---- */
 
 static void valid_dr(uint8_t buf[MAD_SIZE])
@@ -1184,6 +1240,8 @@ int main(void)
 	RUN(test_switch_info);
 	RUN(test_port_info);
 	RUN(test_lft_block);
+	RUN(test_sl2vl);
+	RUN(test_vl_arb);
 	RUN(test_smp_decode_reject);
 	RUN(test_check_response);
 	RUN(test_dr_path);
