@@ -598,6 +598,7 @@ int main(int argc, char **argv)
 		.subnet_prefix = smd.cfg.subnet_prefix,
 		.packet_life_time = smd.cfg.packet_life_time,
 		.send = sa_send, .read_sl2vl = sa_read_sl2vl, .ctx = &smd,
+		.vlarb = &smd.vlarb[0][0],
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {

@@ -644,6 +644,71 @@ static int collect_guid_infos(struct sa *sa, const struct sa_mad *req, struct re
 	return for_each_endport(sa, req, r, guid_info_records);
 }
 
+/*
+ * VLArbitrationTableRecord (IBA 15.2.5.9): the tables smd programmed, on
+ * the ports of the nodes where programming (and the read-back) succeeded.
+ * Records name the output port: a switch's cabled ports under its LID, a CA
+ * port under its own.
+ */
+static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
+		      const struct sa_mad *req, struct records *r)
+{
+	uint8_t rec[72], tab[SMP_DATA_SIZE];
+	int e = 0;
+
+	if (!q->pi_valid || !fabric_port_linked(q))
+		return 0;
+	for (unsigned int high = 0; high < 2 && !e; high++) {
+		unsigned int cap = high ? q->pi.vl_arb_high_cap : q->pi.vl_arb_low_cap;
+
+		for (unsigned int b = 0; b < 2 && cap > b * VL_ARB_BLOCK_SIZE && !e; b++) {
+			struct vl_arb_entry ent[VL_ARB_BLOCK_SIZE] = { { 0 } };
+			unsigned int n = cap - b * VL_ARB_BLOCK_SIZE;
+
+			if (n > VL_ARB_BLOCK_SIZE)
+				n = VL_ARB_BLOCK_SIZE;
+			memcpy(ent, sa->env->vlarb + high * 2 * VL_ARB_BLOCK_SIZE +
+			       b * VL_ARB_BLOCK_SIZE, n * sizeof(ent[0]));
+			vl_arb_block_encode(ent, tab);
+			sa_vlarb_record_encode(lid, q->num, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
+							       VL_ARB_LOW_0_31) + b), tab, rec);
+			e = rec_offer(r, req, rec);
+		}
+	}
+	return e;
+}
+
+static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	if (!sa->env->vlarb)
+		return 0;
+	for (size_t i = 0; i < f->nnodes && !e; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		if (!n->vlarb_sig)
+			continue;
+		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+
+			if (!fabric_is_endport(p) || !p->lid || (one && p->lid != want))
+				continue;
+			if (n->type != NODE_TYPE_SWITCH) {
+				e = vlarb_port(sa, p->lid, p, req, r);
+				continue;
+			}
+			/* A base switch port 0 has no VL arbitration */
+			for (unsigned int q = 1; q <= n->num_ports && !e; q++)
+				e = vlarb_port(sa, p->lid, &n->ports[q], req, r);
+		}
+	}
+	return e;
+}
+
 /* ---- PathRecord ---- */
 
 struct pr_query {
@@ -1132,8 +1197,8 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_SL2VL_RECORD:
 		sl2vl_query(sa, &req, from);
 		return;
+	case SA_ATTR_VLARB_RECORD: e = collect_vlarbs(sa, &req, &recs); break;
 	default:
-		/* VL arbitration records: not known until smd programs the tables */
 		break;
 	}
 	if (e) {

@@ -31,6 +31,12 @@ struct sa_env {
 	 */
 	int (*read_sl2vl)(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
 			  void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg);
+	/*
+	 * The VL arbitration tables smd programs on every port: low then high,
+	 * 64 entries each (NULL: none known). Served for nodes whose tables
+	 * were programmed (fab_node.vlarb_sig).
+	 */
+	const struct vl_arb_entry *vlarb;
 	/* Send one MAD on the SA agent to (dlid, qpn) */
 	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn);
 	void *ctx;

@@ -251,6 +251,7 @@ static const struct {
 	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID Block Port" },
 	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
+	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
 	{ "path", SA_ATTR_PATH_RECORD, "SLID  DLID  SGID                       DGID" },
 };
 
@@ -261,7 +262,7 @@ static void usage(FILE *out)
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
-		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl path\n");
+		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path\n");
 }
 
 static int parse_gid(const char *s, uint8_t g[16])

@@ -22,6 +22,8 @@ struct smd {
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
 	struct route_result *routes;	/* its routes' SLs and SL-to-VL tables */
+	/* The VL arbitration tables it programmed: low, high */
+	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];
 	struct sa *sa;			/* answers from fabric once the subnet is up */
 	struct sa_env sa_env;
 	bool sa_serving;

@@ -1080,6 +1080,7 @@ out:
 		fabric_free(smd->fabric);
 		smd->fabric = sw.f;
 		smd->routes = sw.routes;
+		memcpy(smd->vlarb, sw.vlarb, sizeof(smd->vlarb));
 	} else {
 		route_result_free(sw.routes);
 		fabric_free(sw.f);

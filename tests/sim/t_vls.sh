@@ -12,6 +12,28 @@ SMCTL=${SMCTL:-$top/smd/smctl}
 tmp=$(mktemp -d)
 trap 'smd_stop || true; rm -rf "$tmp"' EXIT
 
+# vlarb_same LID PORT BLOCK Low|High: the SA's record (block 1 or 3) and the
+# port's table read by smpquery agree on the port's VLArbCap entries
+vlarb_same() {
+	sim_run saquery VLAR "$1/$2/$3" >"$tmp/vlar" 2>/dev/null || return 1
+	sim_run smpquery vlarb "$1" "$2" >"$tmp/vlarb" 2>/dev/null || return 1
+	python3 - "$tmp/vlar" "$tmp/vlarb" "$4" <<'PY'
+import re, sys
+sa = open(sys.argv[1]).read()
+port = open(sys.argv[2]).read()
+# saquery: "VL    : 0| 1|..." and "Weight:64|64|..." (two half-blocks of 16 each)
+vl = [int(x) for l in re.findall(r"^\s*VL\s*:(.*)$", sa, re.M) for x in l.split("|") if x.strip()]
+wt = [int(x) for l in re.findall(r"^\s*Weight:(.*)$", sa, re.M) for x in l.split("|") if x.strip()]
+# smpquery: "# Low priority ..." then "VL    : |0x0 |..." and "WEIGHT: |0x40|..."
+sect = port.split("# %s priority" % sys.argv[3])[1].split("#")[0]
+pvl = [int(x, 16) for x in re.search(r"^VL\s*:(.*)$", sect, re.M).group(1).split("|") if x.strip()]
+pwt = [int(x, 16) for x in re.search(r"^WEIGHT:(.*)$", sect, re.M).group(1).split("|") if x.strip()]
+n = len(pvl)
+print("SA:   VL %s weight %s\nport: VL %s weight %s" % (vl[:n], wt[:n], pvl, pwt))
+sys.exit(0 if n and vl[:n] == pvl and wt[:n] == pwt and any(pwt) == (sys.argv[3] == "Low") else 1)
+PY
+}
+
 # run_one SPEC MAX_VLS: start the fabric and smd, check, stop both
 run_one() {
 	local spec=$1 vls=$2 net log
@@ -34,6 +56,12 @@ run_one() {
 		bad "$spec ($vls VLs at most)"; cat "$tmp/check"
 	fi
 	if [ "$spec" = "torus2 6 6 1" ]; then
+		# VLArbitrationTableRecords (saquery) show what the ports hold (smpquery)
+		local swlid
+		swlid=$(sim_run ibnetdiscover 2>/dev/null | sed -n 's/^Switch.*base port 0 lid \([0-9]*\) .*/\1/p' |
+			head -1)
+		check vlarb_same "$swlid" 1 1 Low
+		check vlarb_same "$swlid" 2 3 High
 		# A second sweep finds every table as it left it and sends none
 		kill -HUP "$smd_pid"
 		wait_for "$log" "VL tables:" 2
