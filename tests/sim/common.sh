@@ -48,12 +48,25 @@ smd_start() {
 	smd_pid=$!
 }
 
-# smd_stop: SIGTERM and wait; returns smd's exit status
+# smd_stop: SIGTERM and wait; returns smd's exit status.  An smd that has
+# not exited after 30 s (stuck, say, in a write to a deadlocked simulator)
+# is killed and reported, so a test fails instead of hanging.
 smd_stop() {
 	local rc=0
 
 	[ -n "$smd_pid" ] || return 0
-	kill -TERM "$smd_pid"
+	kill -TERM "$smd_pid" 2>/dev/null || true
+	for _ in $(seq 300); do
+		kill -0 "$smd_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$smd_pid" 2>/dev/null; then
+		echo "smd_stop: smd (pid $smd_pid) still runs 30 s after SIGTERM: killed" >&2
+		kill -KILL "$smd_pid" 2>/dev/null || true
+		wait "$smd_pid" 2>/dev/null || true
+		smd_pid=
+		return 124
+	fi
 	wait "$smd_pid" || rc=$?
 	smd_pid=
 	return "$rc"

@@ -12,7 +12,7 @@
 #   SIM_DIR            work dir (default: a fresh mktemp -d, removed by sim_stop)
 #   SIM_KEEP=1         keep SIM_DIR (ibsim.log, ...) after sim_stop
 #   SIM_READY_TIMEOUT  seconds to wait for "Network simulator ready" (default 180)
-#   SIM_RUN_TIMEOUT    seconds a sim_run command may take (default 900)
+#   SIM_RUN_TIMEOUT    seconds a sim_run command may take (default 300)
 #   SIM_UMAD2SIM       path of libumad2sim.so
 #   SIM_HOST           node name a sim_run client attaches to (default: first
 #                      node of the file, i.e. the SM host of topogen fabrics)
@@ -57,7 +57,7 @@
 
 SIM_UMAD2SIM=${SIM_UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
 SIM_READY_TIMEOUT=${SIM_READY_TIMEOUT:-180}
-SIM_RUN_TIMEOUT=${SIM_RUN_TIMEOUT:-900}
+SIM_RUN_TIMEOUT=${SIM_RUN_TIMEOUT:-300}
 _SIM_PID=
 _SIM_SLEEPER_PID=
 _SIM_OWN_DIR=
