@@ -30,6 +30,9 @@ void config_defaults(struct smd_config *c)
 	c->vlarb_low.automatic = true;
 	c->log_level = LOG_LVL_INFO;
 	c->sweep_interval = 10;
+	/* A standby notices a dead master within 3 polls 2 s apart */
+	c->sm_poll_interval = 2;
+	c->sm_poll_retries = 3;
 	c->capture_classes = CAPTURE_CLASS_ALL;
 }
 
@@ -168,6 +171,10 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		r = parse_uint(v, 0, 31, &c->subnet_timeout);
 	} else if (!strcmp(key, "sm_priority")) {
 		r = parse_uint(v, 0, 15, &c->sm_priority);
+	} else if (!strcmp(key, "sm_poll_interval")) {
+		r = parse_uint(v, 1, 3600, &c->sm_poll_interval);
+	} else if (!strcmp(key, "sm_poll_retries")) {
+		r = parse_uint(v, 1, 100, &c->sm_poll_retries);
 	} else if (!strcmp(key, "routing_engine")) {
 		char bad[64];
 
@@ -307,6 +314,8 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "packet_life_time = %u\n", c->packet_life_time);
 	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
 	fprintf(out, "sm_priority = %u\n", c->sm_priority);
+	fprintf(out, "sm_poll_interval = %u\n", c->sm_poll_interval);
+	fprintf(out, "sm_poll_retries = %u\n", c->sm_poll_retries);
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
 	fprintf(out, "max_vls = %u\n", c->max_vls);
 	print_vlarb(out, "vlarb_low", &c->vlarb_low);

@@ -33,6 +33,8 @@ struct smd_config {
 	unsigned int packet_life_time;	/* SwitchInfo.LifeTimeValue */
 	unsigned int subnet_timeout;	/* PortInfo.SubnetTimeOut */
 	unsigned int sm_priority;	/* SMInfo.Priority */
+	unsigned int sm_poll_interval;	/* seconds between a standby's polls of the master */
+	unsigned int sm_poll_retries;	/* polls the master may miss before a takeover */
 	char routing_engine[128];	/* an ordered list: "dfree,updn,minhop" */
 	unsigned int max_vls;		/* data VLs routes may use; 0 = what the ports allow */
 	struct config_vlarb vlarb_low;	/* VLArbitration tables on every port */

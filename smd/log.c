@@ -33,7 +33,7 @@ static const struct {
 	int level;
 } levels[] = {
 	{ "error", LOG_LVL_ERR }, { "warning", LOG_LVL_WARNING },
-	{ "info", LOG_LVL_INFO }, { "debug", LOG_LVL_DEBUG },
+	{ "notice", LOG_LVL_NOTICE },	{ "info", LOG_LVL_INFO }, { "debug", LOG_LVL_DEBUG },
 };
 
 int log_parse_level(const char *s)
@@ -76,6 +76,7 @@ void log_msg(int level, const char *fmt, ...)
 		strftime(when, sizeof(when), "%H:%M:%S", &tm);
 		fprintf(stderr, "%s.%03ld %s[%s]: %s\n", when, ts.tv_nsec / 1000000, log_ident,
 			level == LOG_LVL_ERR ? "error" : level == LOG_LVL_WARNING ? "warning" :
+			level == LOG_LVL_NOTICE ? "notice" :
 			level == LOG_LVL_INFO ? "info" : "debug", buf);
 	}
 }

@@ -3,6 +3,7 @@
  * Log-level policy (smd.8 repeats it for operators):
  *   error   - considerable fallout: the subnet or part of it is not usable
  *   warning - something is wrong but smd repairs or routes around it
+ *   notice  - a change of role: the SM state (master, standby) changed
  *   info    - a state change an operator could also see with smctl
  *   debug   - per-node and per-MAD detail, off by default
  * Only smd/ logs above debug; mad/, topo/ and db/ return -errno and let
@@ -13,7 +14,8 @@
 
 #include <stdarg.h>
 
-enum log_level { LOG_LVL_ERR = 3, LOG_LVL_WARNING = 4, LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
+enum log_level { LOG_LVL_ERR = 3, LOG_LVL_WARNING = 4, LOG_LVL_NOTICE = 5,
+		 LOG_LVL_INFO = 6, LOG_LVL_DEBUG = 7 };
 
 void log_init(const char *ident, int level);
 void log_set_level(int level);
@@ -24,6 +26,7 @@ void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3
 
 #define log_error(...)	log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_LVL_WARNING, __VA_ARGS__)
+#define log_notice(...)	log_msg(LOG_LVL_NOTICE, __VA_ARGS__)
 #define log_info(...)	log_msg(LOG_LVL_INFO, __VA_ARGS__)
 #define log_debug(...)	do { if (log_get_level() >= LOG_LVL_DEBUG) \
 				log_msg(LOG_LVL_DEBUG, __VA_ARGS__); } while (0)

@@ -59,31 +59,6 @@ static void print_summary(const struct sweep_result *res)
 	fflush(stdout);
 }
 
-/* Answer SMInfo Get (sminfo, other SMs): IBA 14.4.1 */
-static void answer_sm_info(struct smd *smd, const uint8_t *mad, size_t len,
-			   const struct mad_addr *from)
-{
-	struct sm_info si = {
-		.guid = mad_port_attr(smd->port)->port_guid,
-		.act_count = smd->act_count,
-		.priority = (uint8_t)smd->cfg.sm_priority,
-		.sm_state = SM_STATE_MASTER,
-	};
-	uint8_t buf[MAD_SIZE];
-	struct smp smp;
-	int r;
-
-	if (smp_decode(mad, len, &smp) < 0 || smp.hdr.mgmt_class != MAD_CLASS_SMI)
-		return;
-	smp_make_response(&smp, 0);
-	sm_info_encode(&si, smp.data);
-	if (smp_encode(&smp, buf) < 0)
-		return;
-	r = mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, from->qpn, 0);
-	if (r < 0)
-		log_debug("SMInfo answer to LID %u failed: %s", from->slid, strerror(-r));
-}
-
 static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
 {
 	struct smd *smd = ctx;
@@ -145,9 +120,10 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		sa_handle(smd->sa, mad, len, from);
 		return;
 	}
-	if (method == MAD_METHOD_GET && len == MAD_SIZE &&
+	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
 	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
-		answer_sm_info(smd, mad, len, from);
+		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
+		sm_handle_sminfo(smd, mad, len, from);
 		return;
 	}
 	if (method == MAD_METHOD_TRAP) {
@@ -251,6 +227,8 @@ struct loop {
 	sd_event *ev;
 	sd_event_source *sweep_timer;
 	sd_event_source *poll_timer;	/* only when the MAD fd cannot be watched */
+	sd_event_source *sm_timer;	/* standby: the next poll of the master */
+	enum sm_state state;		/* the SM state the timers are set for */
 	bool ready;
 };
 
@@ -261,9 +239,17 @@ static int do_sweep(struct loop *lp)
 
 	lp->smd->resweep = false;
 	lp->smd->traps = 0;
+	/* Only a master (or an SM about to elect one) sweeps */
+	if (lp->smd->sm_state != SM_MASTER && lp->smd->sm_state != SM_DISCOVERING)
+		return 0;
 	r = sweep_run(lp->smd, &res);
 	if (r < 0) {
 		log_error("sweep failed: %s", strerror(-r));
+	} else if (res.standby) {
+		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
+		       lp->smd->master.guid, lp->smd->master.priority);
+		fflush(stdout);
+		sd_notifyf(0, "STATUS=standby, master SM 0x%016" PRIx64, lp->smd->master.guid);
 	} else {
 		sa_serve(lp->smd, &res);
 		print_summary(&res);
@@ -292,6 +278,60 @@ static int arm_timer(struct loop *lp, uint64_t usec)
 	return sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_ONESHOT);
 }
 
+static void arm_sm_timer(struct loop *lp)
+{
+	uint64_t now;
+
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(lp->sm_timer,
+				 now + (uint64_t)lp->smd->cfg.sm_poll_interval * 1000000u);
+	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_ONESHOT);
+}
+
+/*
+ * Set the timers for the SM state (smd/sm.c changes it): a master or a
+ * discovering SM sweeps, a standby polls its master, a NOT-ACTIVE SM only
+ * answers SMInfo. Leaving MASTER also stops the SA.
+ */
+static void sm_sync(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	enum sm_state st = smd->sm_state;
+
+	if (st == lp->state)
+		return;
+	if (lp->state == SM_MASTER && smd->sa_serving) {
+		sa_update(smd->sa, NULL, NULL);
+		smd->sa_serving = false;
+		log_info("SA: not answering (this SM is no longer master)");
+	}
+	lp->state = st;
+	switch (st) {
+	case SM_STANDBY:
+		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
+		arm_sm_timer(lp);
+		break;
+	case SM_DISCOVERING:
+		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+		arm_timer(lp, 0);
+		break;
+	case SM_MASTER:
+		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+		if (smd->resweep)
+			arm_timer(lp, 0);	/* a handover: sweep at once */
+		break;
+	case SM_NOT_ACTIVE:
+		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
+		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+		break;
+	}
+}
+
+static bool sweeping_state(const struct smd *smd)
+{
+	return smd->sm_state == SM_MASTER || smd->sm_state == SM_DISCOVERING;
+}
+
 static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct loop *lp = userdata;
@@ -301,6 +341,21 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		arm_timer(lp, 100000);	/* a trap came in during the sweep */
 	else if (lp->smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
+	sm_sync(lp);
+	return 0;
+}
+
+/* Standby: poll the master; take over after sm_poll_retries misses */
+static int on_sm_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	if (lp->smd->sm_state != SM_STANDBY)
+		return 0;
+	sm_poll_master(lp->smd);
+	if (lp->smd->sm_state == SM_STANDBY)
+		arm_sm_timer(lp);
+	sm_sync(lp);
 	return 0;
 }
 
@@ -310,7 +365,8 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 
 	txn_dispatch(lp->smd->txn);
 	sa_tick(lp->smd->sa);
-	if (lp->smd->resweep)
+	sm_sync(lp);
+	if (lp->smd->resweep && sweeping_state(lp->smd))
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	return 0;
 }
@@ -369,6 +425,8 @@ static void reload_config(struct smd *smd)
 	smd->cfg.packet_life_time = c.packet_life_time;
 	smd->cfg.subnet_timeout = c.subnet_timeout;
 	smd->cfg.sm_priority = c.sm_priority;
+	smd->cfg.sm_poll_interval = c.sm_poll_interval;
+	smd->cfg.sm_poll_retries = c.sm_poll_retries;
 	smd->cfg.sweep_interval = c.sweep_interval;
 	smd->cfg.log_level = c.log_level;
 	log_set_level(c.log_level);
@@ -395,7 +453,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 static int run_daemon(struct smd *smd)
 {
-	struct loop lp = { .smd = smd };
+	struct loop lp = { .smd = smd, .state = smd->sm_state };
 	int r;
 
 	r = sd_event_default(&lp.ev);
@@ -424,12 +482,20 @@ static int run_daemon(struct smd *smd)
 		log_error("cannot create the sweep timer: %s", strerror(-r));
 		goto out;
 	}
+	r = sd_event_add_time(lp.ev, &lp.sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, &lp);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(lp.sm_timer, SD_EVENT_OFF);
+	if (r < 0) {
+		log_error("cannot create the SM poll timer: %s", strerror(-r));
+		goto out;
+	}
 	r = sd_event_loop(lp.ev);
 	if (r < 0)
 		log_error("event loop failed: %s", strerror(-r));
 out:
 	sd_event_source_unref(lp.sweep_timer);
 	sd_event_source_unref(lp.poll_timer);
+	sd_event_source_unref(lp.sm_timer);
 	sd_event_unref(lp.ev);
 	return r;
 }
@@ -607,6 +673,9 @@ int main(int argc, char **argv)
 	}
 	open_store(&smd);
 
+	/* The daemon elects a master (IBA 14.4); --once just sweeps, as master */
+	smd.elect = !once;
+	smd.sm_state = once ? SM_MASTER : SM_DISCOVERING;
 	if (once) {
 		struct sweep_result res;
 

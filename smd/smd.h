@@ -10,9 +10,21 @@
 #include "mad/txn.h"
 #include "smd/config.h"
 #include "smd/sa.h"
+#include "smd/sm.h"
 #include "topo/fabric.h"
 
 struct route_result;
+
+/* Another SM found on the subnet, as its SMInfo last said */
+struct sm_peer {
+	uint64_t guid;
+	struct dr_path path;		/* how to reach it by directed route */
+	uint32_t act_count;
+	uint8_t priority;
+	uint8_t state;			/* enum sm_state */
+};
+
+#define SM_PEERS_MAX	32
 
 struct smd {
 	struct smd_config cfg;
@@ -31,6 +43,13 @@ struct smd {
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
 	unsigned int traps;		/* traps received since the last sweep */
 	bool resweep;			/* something changed: sweep again soon */
+	/* SM election (smd/sm.c); --once does not take part */
+	bool elect;
+	enum sm_state sm_state;
+	struct sm_peer peers[SM_PEERS_MAX];	/* the other SMs the last election saw */
+	size_t npeers;
+	struct sm_peer master;		/* standby: the master it polls */
+	unsigned int poll_misses;	/* polls in a row the master left unanswered */
 };
 
 #endif

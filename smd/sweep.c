@@ -947,6 +947,16 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	res->t_discover = t1 - t0;
 	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
 		 sw.f->nnodes, sw.f->nswitches, res->t_discover, ts->sent);
+	if (smd->elect) {
+		/* IBA 14.4: only the master goes on to program the fabric */
+		own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
+		r = sm_elect(smd, sw.f, own);
+		if (r != 0) {
+			res->standby = r > 0;
+			r = r > 0 ? 0 : r;
+			goto out;
+		}
+	}
 
 	{
 		/* LIDs remembered for absent ports stay theirs while space remains */
@@ -1053,7 +1063,7 @@ out:
 	if (ts->malformed || ts->unmatched)
 		log_warn("dropped %" PRIu64 " malformed and %" PRIu64 " unmatched MADs",
 			 ts->malformed, ts->unmatched);
-	if (smd->store) {
+	if (smd->store && !res->standby) {
 		/* A failed sweep is recorded too, without its (partial) fabric */
 		const struct fab_node *ln = sw.disc ? disc_local_node(sw.disc) : NULL;
 		const struct fab_port *lp = ln ? fabric_port(ln, disc_local_port(sw.disc)) : NULL;
@@ -1075,7 +1085,7 @@ out:
 	/* Drain anything a failed phase left in flight before freeing the model */
 	txn_run(smd->txn);
 	disc_free(sw.disc);
-	if (r == 0) {
+	if (r == 0 && !res->standby) {
 		route_result_free(smd->routes);
 		fabric_free(smd->fabric);
 		smd->fabric = sw.f;

@@ -31,6 +31,7 @@ struct sweep_result {
 	uint64_t smps, timeouts, retries, failed;
 	double seconds, t_discover, t_route, t_program;
 	bool up;
+	bool standby;			/* the election made this SM standby: nothing programmed */
 };
 
 int sweep_run(struct smd *smd, struct sweep_result *res);

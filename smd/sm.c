@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SM election, standby polling and handover (IBA 14.4).
+ *
+ * Every sweep of the daemon starts in discovery, which reads the PortInfo
+ * of every port; ports whose CapabilityMask has IsSM host an SM. smd asks
+ * each of them for its SMInfo by directed route (so the election works
+ * before any LID is assigned) and decides (IBA 14.4.1.1):
+ *  - another SM is MASTER: become STANDBY and poll it, unless this SM is
+ *    master itself and outranks the other (two masters after a merge: the
+ *    lower one yields when its own sweep sees this one);
+ *  - no master, and another SM outranks this one: STANDBY (it will be
+ *    master; if it does not become one, the polls fail and smd looks again);
+ *  - this SM is MASTER and a STANDBY outranks it: hand mastership over with
+ *    SMInfo Set(HANDOVER), then poll the new master;
+ *  - otherwise MASTER.
+ * A standby programs nothing and its SA answers BUSY. It polls the master
+ * every sm_poll_interval seconds; after sm_poll_retries misses in a row it
+ * goes back to DISCOVERING and its next sweep (election included) makes it
+ * master. LIDs survive a takeover because lid_assign keeps every valid LID
+ * a port holds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mad/port.h"
+#include "mad/txn.h"
+#include "mad/wire.h"
+#include "smd/log.h"
+#include "smd/sm.h"
+#include "smd/smd.h"
+#include "topo/fabric.h"
+
+void sm_set_state(struct smd *smd, enum sm_state st, const char *why)
+{
+	if (smd->sm_state == st)
+		return;
+	log_notice("SM state %s -> %s: %s", sm_state_name(smd->sm_state), sm_state_name(st), why);
+	smd->sm_state = st;
+	smd->poll_misses = 0;
+}
+
+static uint64_t own_guid(const struct smd *smd)
+{
+	return mad_port_attr(smd->port)->port_guid;
+}
+
+/* One SMInfo Get in flight: the answer lands in *peer */
+struct sm_query {
+	struct sm_peer peer;
+	bool answered;
+};
+
+static void sm_query_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct sm_query *q = arg;
+	struct sm_info si;
+
+	if (status != 0 || sm_info_decode(resp->data, &si) < 0)
+		return;
+	q->peer.guid = si.guid;
+	q->peer.act_count = si.act_count;
+	q->peer.priority = si.priority;
+	q->peer.state = si.sm_state;
+	q->answered = true;
+}
+
+static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod)
+{
+	struct smp req;
+	int r;
+
+	r = smp_init_dr(&req, method, SMP_ATTR_SM_INFO, amod, &q->peer.path);
+	if (r < 0)
+		return r;
+	if (method == MAD_METHOD_SET) {
+		/* IBA 14.4.1: the sender's own SMInfo rides in a Set */
+		struct sm_info si = {
+			.guid = own_guid(smd), .act_count = smd->act_count,
+			.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
+		};
+
+		sm_info_encode(&si, req.data);
+	}
+	return txn_submit(smd->txn, &req, 0, sm_query_cb, q);
+}
+
+static const struct sm_peer *peer_find(const struct smd *smd, uint64_t guid)
+{
+	for (size_t i = 0; i < smd->npeers; i++)
+		if (smd->peers[i].guid == guid)
+			return &smd->peers[i];
+	return NULL;
+}
+
+static void become_standby(struct smd *smd, const struct sm_peer *m, const char *what)
+{
+	char why[160];
+
+	snprintf(why, sizeof(why), "SM 0x%016" PRIx64 " (priority %u) %s", m->guid, m->priority,
+		 what);
+	smd->master = *m;
+	sm_set_state(smd, SM_STANDBY, why);
+	smd->poll_misses = 0;
+}
+
+/* IBA 14.4.1: the master hands over to a better standby; true when it took it */
+static bool hand_over(struct smd *smd, const struct sm_peer *to)
+{
+	struct sm_query q = { .peer = *to };
+	int r;
+
+	log_notice("SM 0x%016" PRIx64 " (priority %u) outranks this SM: handing over", to->guid,
+		   to->priority);
+	r = sm_query_submit(smd, &q, MAD_METHOD_SET, SM_AM_HANDOVER);
+	if (r == 0)
+		r = txn_run(smd->txn);
+	if (r < 0 || !q.answered || q.peer.guid != to->guid) {
+		log_warn("handover to SM 0x%016" PRIx64 " not answered%s; staying master", to->guid,
+			 r < 0 ? " (send failed)" : "");
+		return false;
+	}
+	become_standby(smd, &q.peer, "took over by handover");
+	return true;
+}
+
+int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own)
+{
+	struct sm_query *q;
+	const struct sm_peer *master = NULL, *best = NULL;
+	struct sm_peer *peers = NULL;
+	uint8_t prio = (uint8_t)smd->cfg.sm_priority;
+	uint64_t me = own_guid(smd);
+	size_t n = 0, np = 0, i;
+	int r = 0;
+
+	q = calloc(SM_PEERS_MAX, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	for (i = 0; i < f->nnodes; i++) {
+		const struct fab_node *nd = f->nodes[i];
+		/* A switch hosts an SM on port 0, a CA on any of its ports */
+		unsigned int first = nd->type == NODE_TYPE_SWITCH ? 0 : 1;
+		unsigned int last = nd->type == NODE_TYPE_SWITCH ? 0 : nd->num_ports;
+
+		for (unsigned int pn = first; pn <= last; pn++) {
+			const struct fab_port *p = &nd->ports[pn];
+			const struct dr_path *path;
+
+			if (p == own || p->guid == me || !p->pi_valid ||
+			    !(p->pi.cap_mask & PORT_CAP_IS_SM))
+				continue;
+			path = fabric_port_route(p);
+			if (!path)
+				continue;
+			if (n == SM_PEERS_MAX) {
+				log_warn("more than %u other SMs on the subnet: the others are "
+					 "not asked", SM_PEERS_MAX);
+				goto sent;
+			}
+			q[n].peer.guid = p->guid;
+			q[n].peer.path = *path;
+			r = sm_query_submit(smd, &q[n], MAD_METHOD_GET, 0);
+			if (r < 0)
+				goto out;
+			n++;
+		}
+	}
+sent:
+	r = txn_run(smd->txn);
+	if (r < 0)
+		goto out;
+
+	/* Keep what answered; tell the operator what changed among them */
+	peers = calloc(SM_PEERS_MAX, sizeof(*peers));
+	if (!peers) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const struct sm_peer *p = &q[i].peer, *old;
+
+		if (!q[i].answered) {
+			log_debug("port 0x%016" PRIx64 " says IsSM but its SM does not answer SMInfo",
+				  p->guid);
+			continue;
+		}
+		old = peer_find(smd, p->guid);
+		if (!old || old->state != p->state || old->priority != p->priority)
+			log_notice("SM 0x%016" PRIx64 " (priority %u) is %s", p->guid, p->priority,
+				   sm_state_name(p->state));
+		peers[np++] = *p;
+	}
+	for (i = 0; i < smd->npeers; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < np; j++)
+			seen |= peers[j].guid == smd->peers[i].guid;
+		if (!seen)
+			log_notice("SM 0x%016" PRIx64 " is gone", smd->peers[i].guid);
+	}
+	memcpy(smd->peers, peers, np * sizeof(*peers));
+	smd->npeers = np;
+	free(peers);
+
+	for (i = 0; i < smd->npeers; i++) {
+		const struct sm_peer *p = &smd->peers[i];
+
+		if (p->state == SM_NOT_ACTIVE)
+			continue;
+		if (p->state == SM_MASTER &&
+		    (!master || sm_outranks(p->priority, p->guid, master->priority, master->guid)))
+			master = p;
+		if (!best || sm_outranks(p->priority, p->guid, best->priority, best->guid))
+			best = p;
+	}
+
+	r = 0;
+	if (master) {
+		if (smd->sm_state != SM_MASTER ||
+		    sm_outranks(master->priority, master->guid, prio, me)) {
+			become_standby(smd, master, "is master");
+			r = 1;
+		} else {
+			log_warn("SM 0x%016" PRIx64 " (priority %u) is master too; this SM "
+				 "outranks it and stays master", master->guid, master->priority);
+		}
+	} else if (best && sm_outranks(best->priority, best->guid, prio, me)) {
+		if (smd->sm_state != SM_MASTER) {
+			become_standby(smd, best, "outranks this SM");
+			r = 1;
+		} else if (best->state == SM_STANDBY && hand_over(smd, best)) {
+			r = 1;
+		}
+	}
+	if (r == 0 && smd->sm_state != SM_MASTER)
+		sm_set_state(smd, SM_MASTER, smd->npeers ? "no other SM outranks this one" :
+			     "no other SM on the subnet");
+out:
+	free(q);
+	return r;
+}
+
+int sm_poll_master(struct smd *smd)
+{
+	struct sm_query q = { .peer = smd->master };
+	const char *why;
+	int r;
+
+	r = sm_query_submit(smd, &q, MAD_METHOD_GET, 0);
+	if (r == 0)
+		r = txn_run(smd->txn);
+	if (r == 0 && q.answered && q.peer.guid == smd->master.guid &&
+	    q.peer.state == SM_MASTER) {
+		if (smd->poll_misses)
+			log_info("master SM 0x%016" PRIx64 " answers again", q.peer.guid);
+		smd->poll_misses = 0;
+		smd->master = q.peer;
+		return 0;
+	}
+	why = !q.answered ? "did not answer" :
+	      q.peer.guid != smd->master.guid ? "is not there (another SM answered)" :
+	      "is no longer master";
+	smd->poll_misses++;
+	log_warn("master SM 0x%016" PRIx64 " %s (%u of %u polls missed)", smd->master.guid, why,
+		 smd->poll_misses, smd->cfg.sm_poll_retries);
+	if (smd->poll_misses < smd->cfg.sm_poll_retries)
+		return 0;
+	sm_set_state(smd, SM_DISCOVERING, "the master is lost: looking for a new one");
+	return 1;
+}
+
+static void ack_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	log_debug("handover acknowledgement %s", status == 0 ? "answered" : "not answered");
+}
+
+/* IBA 14.4.1: the new master acknowledges a handover to the old one */
+static void send_ack(struct smd *smd, const struct sm_peer *to)
+{
+	struct sm_info si = {
+		.guid = own_guid(smd), .act_count = smd->act_count,
+		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
+	};
+	struct smp req;
+
+	if (smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_SM_INFO, SM_AM_ACKNOWLEDGE, &to->path) < 0)
+		return;
+	sm_info_encode(&si, req.data);
+	txn_submit(smd->txn, &req, 0, ack_cb, NULL);
+}
+
+/* SMInfo Set from another SM (IBA 14.4.1, table 181): the state to move to */
+static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info *from)
+{
+	char why[128];
+
+	switch (amod) {
+	case SM_AM_HANDOVER:
+		if (smd->sm_state != SM_STANDBY && smd->sm_state != SM_DISCOVERING)
+			return 0;
+		snprintf(why, sizeof(why), "SM 0x%016" PRIx64 " handed mastership over",
+			 from->guid);
+		sm_set_state(smd, SM_MASTER, why);
+		smd->resweep = true;
+		if (smd->master.guid == from->guid)
+			send_ack(smd, &smd->master);
+		else
+			log_info("handover from SM 0x%016" PRIx64 ", which this SM cannot reach "
+				 "to acknowledge", from->guid);
+		return 0;
+	case SM_AM_ACKNOWLEDGE:
+		log_info("SM 0x%016" PRIx64 " acknowledged the handover", from->guid);
+		return 0;
+	case SM_AM_DISABLE:
+		if (smd->sm_state == SM_MASTER)
+			return 0;	/* a master is not disabled by its peers */
+		snprintf(why, sizeof(why), "disabled by SM 0x%016" PRIx64, from->guid);
+		sm_set_state(smd, SM_NOT_ACTIVE, why);
+		return 0;
+	case SM_AM_STANDBY:
+	case SM_AM_DISCOVER:
+		/* NOT-ACTIVE wakes up; discovery then finds the master to poll */
+		if (smd->sm_state != SM_NOT_ACTIVE)
+			return 0;
+		snprintf(why, sizeof(why), "woken by SM 0x%016" PRIx64, from->guid);
+		sm_set_state(smd, SM_DISCOVERING, why);
+		smd->resweep = true;
+		return 0;
+	default:
+		return MAD_STATUS_INVALID_FIELD;
+	}
+}
+
+void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
+		      const struct mad_addr *from)
+{
+	struct sm_info si = { 0 };
+	uint8_t buf[MAD_SIZE];
+	uint16_t status = 0;
+	struct smp smp;
+	uint8_t hop_ptr;
+	bool dr;
+	int r;
+
+	if (smp_decode(mad, len, &smp) < 0)
+		return;
+	dr = smp.hdr.mgmt_class == MAD_CLASS_SMI_DR;
+	if (!dr && smp.hdr.mgmt_class != MAD_CLASS_SMI)
+		return;
+	if (smp.hdr.method == MAD_METHOD_SET) {
+		if (sm_info_decode(smp.data, &si) < 0)
+			status = MAD_STATUS_INVALID_FIELD;
+		else
+			status = sm_control(smd, smp.hdr.attr_mod, &si);
+	} else if (smp.hdr.method != MAD_METHOD_GET) {
+		status = MAD_STATUS_METHOD_UNSUPP;
+	}
+	/* The answer carries this SM's SMInfo, in its state after the request */
+	si = (struct sm_info){
+		.guid = own_guid(smd), .act_count = smd->act_count,
+		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
+	};
+	hop_ptr = smp.hdr.hop_ptr;
+	smp_make_response(&smp, status);
+	/*
+	 * A DR answer from an SM (not an SMA) leaves the hop pointer as it
+	 * arrived: a kernel delivers hop_cnt + 1 and steps it back itself
+	 * (IBA 14.2.2.2), the simulator delivers 0 and insists on 0.
+	 */
+	smp.hdr.hop_ptr = hop_ptr;
+	sm_info_encode(&si, smp.data);
+	if (smp_encode(&smp, buf) < 0)
+		return;
+	r = mad_port_send(smd->port, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf,
+			  dr ? LID_PERMISSIVE : from->slid, dr ? 0 : from->qpn, 0);
+	if (r < 0)
+		log_debug("SMInfo answer to LID %u failed: %s", from->slid, strerror(-r));
+}

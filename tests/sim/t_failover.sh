@@ -1,0 +1,102 @@
+#!/bin/bash
+# SM election and failover (IBA 14.4), judged by the real tools: two smd on
+# two hosts of one fabric settle on one master (the higher sm_priority) and
+# one standby that programs nothing; sminfo shows MASTER and STANDBY. The
+# master is killed (SIGKILL): the standby is master within 15 s (the bound
+# the issue sets), every port keeps its LID and the fabric checks out.
+# Then the old master comes back with its higher priority: it finds a
+# master, goes standby, and the master hands over to it (SMInfo HANDOVER):
+# one master again, the better one, and still the same LIDs.
+. "$(dirname "$0")/common.sh"
+tmp=$(mktemp -d)
+pids=
+cleanup() {
+	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
+	rm -rf "$tmp"
+}
+trap 'cleanup; sim_stop' EXIT
+$GEN ft3 4 -o "$tmp/net" 2>/dev/null
+sim_start "$tmp/net" >/dev/null 2>&1
+
+# start_sm NAME HOST: smd in $tmp/NAME (its own cwd, config, database)
+start_sm() {
+	(cd "$tmp/$1" && exec env LD_PRELOAD="$SIM_PRELOAD" SIM_HOST="$2" "$SMD" \
+		--config conf --db smd.db >>out 2>&1) &
+	eval "pid_$1=$!"
+	pids="$pids $!"
+}
+# port_lid HOST: the LID the port of HOST holds, read by directed route
+port_lid() {
+	SIM_HOST=$1 sim_run smpquery -D portinfo 0 2>/dev/null | sed -n 's/^Lid:\.*//p'
+}
+# sm_state HOST: what sminfo, from another host, says of the SM on HOST
+sm_state() {
+	SIM_HOST=host-0007 sim_run sminfo "$(port_lid "$1")" 2>&1
+}
+
+mkdir "$tmp/a" "$tmp/b"
+printf 'sm_priority = 5\n' >"$tmp/a/conf"
+# B sweeps often once master, so the handover at the end comes quickly
+printf 'sm_priority = 1\nsweep_interval = 3\n' >"$tmp/b/conf"
+start_sm a smhost
+start_sm b host-0009
+
+# One master (A, the higher priority), one standby (B)
+check wait_for "$tmp/a/out" "subnet UP" 1
+check wait_for "$tmp/b/out" "DISCOVERING -> STANDBY" 1
+check python3 "$here/checkfabric.py" "$tmp/net"
+sm_state smhost >"$tmp/sminfo.a"
+sm_state host-0009 >"$tmp/sminfo.b"
+cat "$tmp/sminfo.a" "$tmp/sminfo.b"
+check grep -q "priority 5 state 3 SMINFO_MASTER" "$tmp/sminfo.a"
+check grep -q "priority 1 state 2 SMINFO_STANDBY" "$tmp/sminfo.b"
+# The standby programmed nothing: no LIDs, no tables, no SA
+check test "$(grep -c 'programmed:\|subnet UP\|SA: answering' "$tmp/b/out")" -eq 0
+check grep -q "SM 0x0002c90300000029 (priority 1) is STANDBY" "$tmp/a/out"
+fabric_lids >"$tmp/lids.before"
+check test "$(wc -l <"$tmp/lids.before")" -eq 36
+
+# The master dies: B takes over within 15 s, keeping every LID
+kill -KILL "$pid_a"
+t0=$(date +%s%N)
+check wait_for "$tmp/b/out" "subnet UP" 1
+took=$((($(date +%s%N) - t0) / 1000000))
+echo "standby was master and the subnet up ${took} ms after the kill"
+check test "$took" -le 15000
+check grep -q "STANDBY -> DISCOVERING" "$tmp/b/out"
+check grep -q "DISCOVERING -> MASTER" "$tmp/b/out"
+check grep -q "36 kept, 0 remembered, 0 new" "$tmp/b/out"
+sm_state host-0009 >"$tmp/sminfo.b2"
+cat "$tmp/sminfo.b2"
+check grep -q "state 3 SMINFO_MASTER" "$tmp/sminfo.b2"
+fabric_lids >"$tmp/lids.after"
+check diff "$tmp/lids.before" "$tmp/lids.after"
+check python3 "$here/checkfabric.py" "$tmp/net"
+# The ports now send their traps to the new master
+check test "$(SIM_HOST=host-0007 sim_run smpquery -D portinfo 0 |
+	sed -n 's/^SMLid:\.*//p')" = "$(port_lid host-0009)"
+
+# A comes back, outranking the master: it goes standby, then B hands over
+start_sm a smhost
+check wait_for "$tmp/a/out" "DISCOVERING -> STANDBY: SM 0x0002c90300000029 (priority 1) is master" 1
+check wait_for "$tmp/a/out" "STANDBY -> MASTER: SM 0x0002c90300000029 handed mastership over" 1
+check wait_for "$tmp/b/out" "MASTER -> STANDBY" 1
+check wait_for "$tmp/a/out" "subnet UP" 2
+check wait_for "$tmp/b/out" "acknowledged the handover" 1
+sm_state smhost >"$tmp/sminfo.a3"
+sm_state host-0009 >"$tmp/sminfo.b3"
+cat "$tmp/sminfo.a3" "$tmp/sminfo.b3"
+check grep -q "priority 5 state 3 SMINFO_MASTER" "$tmp/sminfo.a3"
+check grep -q "priority 1 state 2 SMINFO_STANDBY" "$tmp/sminfo.b3"
+fabric_lids >"$tmp/lids.end"
+check diff "$tmp/lids.before" "$tmp/lids.end"
+check python3 "$here/checkfabric.py" "$tmp/net"
+
+for p in a b; do
+	kill -TERM "$(eval echo "\$pid_$p")"
+	rc=0
+	wait "$(eval echo "\$pid_$p")" || rc=$?
+	check test "$rc" -eq 0
+done
+pids=
+finish
