@@ -35,15 +35,17 @@ sm_state() {
 }
 
 mkdir "$tmp/a" "$tmp/b"
-printf 'sm_priority = 5\n' >"$tmp/a/conf"
-# B sweeps often once master, so the handover at the end comes quickly
+# Short sweep intervals: the master's next sweep notices a new SM sooner
+printf 'sm_priority = 5\nsweep_interval = 3\n' >"$tmp/a/conf"
 printf 'sm_priority = 1\nsweep_interval = 3\n' >"$tmp/b/conf"
+# A first: an SM that starts while the other has not yet opened its port
+# finds nobody and becomes master too, until the handover settles it
 start_sm a smhost
+check wait_for "$tmp/a/out" "subnet UP" 1
 start_sm b host-0009
 
 # One master (A, the higher priority), one standby (B)
-check wait_for "$tmp/a/out" "subnet UP" 1
-check wait_for "$tmp/b/out" "DISCOVERING -> STANDBY" 1
+check wait_for "$tmp/b/out" "DISCOVERING -> STANDBY: SM 0x0002c90300000005 (priority 5) is master" 1
 check python3 "$here/checkfabric.py" "$tmp/net"
 sm_state smhost >"$tmp/sminfo.a"
 sm_state host-0009 >"$tmp/sminfo.b"
@@ -52,7 +54,8 @@ check grep -q "priority 5 state 3 SMINFO_MASTER" "$tmp/sminfo.a"
 check grep -q "priority 1 state 2 SMINFO_STANDBY" "$tmp/sminfo.b"
 # The standby programmed nothing: no LIDs, no tables, no SA
 check test "$(grep -c 'programmed:\|subnet UP\|SA: answering' "$tmp/b/out")" -eq 0
-check grep -q "SM 0x0002c90300000029 (priority 1) is STANDBY" "$tmp/a/out"
+# ... and the master saw it as standby
+check wait_for "$tmp/a/out" "SM 0x0002c90300000029 (priority 1) is STANDBY" 1
 fabric_lids >"$tmp/lids.before"
 check test "$(wc -l <"$tmp/lids.before")" -eq 36
 
