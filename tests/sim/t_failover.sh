@@ -6,7 +6,8 @@
 # the issue sets), every port keeps its LID and the fabric checks out.
 # Then the old master comes back with its higher priority: it finds a
 # master, goes standby, and the master hands over to it (SMInfo HANDOVER):
-# one master again, the better one, and still the same LIDs.
+# one master again, the better one, and still the same LIDs. Last, both
+# started at the same moment settle the same way.
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 pids=
@@ -95,11 +96,36 @@ fabric_lids >"$tmp/lids.end"
 check diff "$tmp/lids.before" "$tmp/lids.end"
 check python3 "$here/checkfabric.py" "$tmp/net"
 
-for p in a b; do
-	kill -TERM "$(eval echo "\$pid_$p")"
-	rc=0
-	wait "$(eval echo "\$pid_$p")" || rc=$?
-	check test "$rc" -eq 0
+# An SMInfo Set with an attribute modifier that means nothing (sminfo -s
+# sends 0) is refused and changes nothing
+SIM_HOST=host-0007 sim_run sminfo -s 2 "$(port_lid smhost)" >/dev/null 2>&1 || true
+check grep -q "priority 5 state 3 SMINFO_MASTER" <(sm_state smhost)
+
+stop_both() {
+	for p in a b; do
+		kill -TERM "$(eval echo "\$pid_$p")"
+		rc=0
+		wait "$(eval echo "\$pid_$p")" || rc=$?
+		check test "$rc" -eq 0
+	done
+	pids=
+}
+stop_both
+
+# Both at once: whoever wins the race, they settle on A master, B standby
+start_sm a smhost
+start_sm b host-0009
+settled=
+for _ in $(seq 60); do
+	if sm_state smhost | grep -q "state 3 SMINFO_MASTER" &&
+	   sm_state host-0009 | grep -q "state 2 SMINFO_STANDBY"; then
+		settled=1
+		break
+	fi
+	sleep 0.5
 done
-pids=
+check test -n "$settled"
+fabric_lids >"$tmp/lids.last"
+check diff "$tmp/lids.before" "$tmp/lids.last"
+stop_both
 finish
