@@ -1,5 +1,6 @@
 #!/bin/bash
-# smd is valgrind-clean through a whole bring-up and a lossy re-sweep
+# smd is valgrind-clean through a whole bring-up, a lossy re-sweep, and as
+# a daemon through standby polling and a failover
 # (the simulator shim's own errors are suppressed: tests/umad2sim.supp).
 . "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
@@ -27,10 +28,32 @@ rc=0
 sim_run "${vg[@]}" "$SMD" --once --config "$tmp/conf" --db "$tmp/smd.db" >"$tmp/run2" 2>&1 || rc=$?
 check test "$rc" -eq 0
 check grep -q "subnet UP" "$tmp/run2"
+# The daemon as a standby, then master after a failover (smd/sm.c)
+sim_console "Error \"$first\" 0"
+sleep 0.2
+printf 'sm_priority = 9\nsweep_interval = 0\n' >"$tmp/conf.m"
+printf 'sweep_interval = 0\nsm_poll_interval = 1\n' >"$tmp/conf.s"
+mkdir "$tmp/m" "$tmp/s"
+(cd "$tmp/m" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config ../conf.m --db m.db \
+	>out 2>&1) &
+mpid=$!
+check wait_for "$tmp/m/out" "subnet UP" 1
+(cd "$tmp/s" && exec env LD_PRELOAD="$SIM_PRELOAD" SIM_HOST=host-0002 "${vg[@]}" "$SMD" \
+	--config ../conf.s --db s.db >out 2>&1) &
+spid=$!
+check wait_for "$tmp/s/out" "DISCOVERING -> STANDBY" 1
+kill -TERM "$mpid"
+wait "$mpid" || true
+check wait_for "$tmp/s/out" "subnet UP" 1
+kill -TERM "$spid"
+rc=0
+wait "$spid" || rc=$?
+check test "$rc" -eq 0
 # smctl too
 rc=0
 "${vg[@]}" "${SMCTL:-$top/smd/smctl}" --db "$tmp/smd.db" lids >"$tmp/lids" 2>&1 || rc=$?
 check test "$rc" -eq 0
 sim_stop
-[ "$t_fail" -eq 0 ] || { cat "$tmp/run1" "$tmp/run2" | grep "==" | head -40; }
+[ "$t_fail" -eq 0 ] || tail -20 "$tmp/s/out"
+[ "$t_fail" -eq 0 ] || { cat "$tmp/run1" "$tmp/run2" "$tmp/s/out" | grep "==" | head -40; }
 finish
