@@ -211,6 +211,20 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res)
 
 	env->sm_lid = smd->sm_lid;
 	env->act_count = smd->act_count;
+	/* The other SMs the election saw, with the LIDs this sweep gave them */
+	env->nsms = 0;
+	for (size_t i = 0; i < smd->npeers && smd->fabric; i++) {
+		const struct sm_peer *p = &smd->peers[i];
+		const struct fab_node *n = fabric_find(smd->fabric, p->node_guid);
+		const struct fab_port *fp = n ? fabric_port(n, p->port_num) : NULL;
+
+		smd->sa_sms[env->nsms++] = (struct sa_sm){
+			.lid = fp ? fp->lid : 0,
+			.si = { .guid = p->guid, .act_count = p->act_count,
+				.priority = p->priority, .sm_state = p->state },
+		};
+	}
+	env->sms = smd->sa_sms;
 	r = sa_update(smd->sa, serving ? smd->fabric : NULL, smd->routes);
 	if (r < 0) {
 		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));

@@ -597,9 +597,15 @@ static int collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct reco
 		.priority = env->sm_priority, .sm_state = SM_STATE_MASTER,
 	};
 	uint8_t rec[32];
+	int e;
 
 	sa_sm_info_record_encode(env->sm_lid, &si, rec);
-	return rec_offer(r, req, rec);
+	e = rec_offer(r, req, rec);
+	for (size_t i = 0; !e && i < env->nsms; i++) {
+		sa_sm_info_record_encode(env->sms[i].lid, &env->sms[i].si, rec);
+		e = rec_offer(r, req, rec);
+	}
+	return e;
 }
 
 static int pkey_record(const struct fab_port *p, const struct sa_mad *req, struct records *r)

@@ -16,11 +16,19 @@
 struct sa;
 
 /* What the SA needs from its owner; the owner keeps it current */
+/* Another SM the master knows of: its SMInfoRecord (IBA 15.2.5.11) */
+struct sa_sm {
+	uint16_t lid;
+	struct sm_info si;
+};
+
 struct sa_env {
 	uint64_t sm_guid;
 	uint16_t sm_lid;
 	uint32_t act_count;
 	uint8_t sm_priority;
+	const struct sa_sm *sms;	/* the other SMs on the subnet */
+	size_t nsms;
 	uint64_t subnet_prefix;
 	unsigned int packet_life_time;	/* per-hop LifeTimeValue (IBA 14.2.5.4) */
 	/*

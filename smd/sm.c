@@ -161,6 +161,8 @@ int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own
 				goto sent;
 			}
 			q[n].peer.guid = p->guid;
+			q[n].peer.node_guid = nd->guid;
+			q[n].peer.port_num = (uint8_t)pn;
 			q[n].peer.path = *path;
 			r = sm_query_submit(smd, &q[n], MAD_METHOD_GET, 0);
 			if (r < 0)

@@ -18,6 +18,8 @@ struct route_result;
 /* Another SM found on the subnet, as its SMInfo last said */
 struct sm_peer {
 	uint64_t guid;
+	uint64_t node_guid;		/* where discovery found it: node, port */
+	uint8_t port_num;
 	struct dr_path path;		/* how to reach it by directed route */
 	uint32_t act_count;
 	uint8_t priority;
@@ -50,6 +52,7 @@ struct smd {
 	size_t npeers;
 	struct sm_peer master;		/* standby: the master it polls */
 	unsigned int poll_misses;	/* polls in a row the master left unanswered */
+	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 };
 
 #endif
