@@ -351,7 +351,9 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 
 	do_sweep(lp);
-	if (lp->smd->resweep)
+	if (!sweeping_state(lp->smd))
+		;			/* a standby polls instead (sm_sync) */
+	else if (lp->smd->resweep)
 		arm_timer(lp, 100000);	/* a trap came in during the sweep */
 	else if (lp->smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
@@ -456,8 +458,12 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	if (si->ssi_signo == SIGHUP) {
 		reload_config(lp->smd);
-		log_info("SIGHUP: sweeping now");
-		arm_timer(lp, 0);
+		if (sweeping_state(lp->smd)) {
+			log_info("SIGHUP: sweeping now");
+			arm_timer(lp, 0);
+		} else {
+			log_info("SIGHUP: %s, not sweeping", sm_state_name(lp->smd->sm_state));
+		}
 		return 0;
 	}
 	log_info("signal %u: shutting down", si->ssi_signo);

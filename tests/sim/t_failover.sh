@@ -53,6 +53,9 @@ sm_state host-0009 >"$tmp/sminfo.b"
 cat "$tmp/sminfo.a" "$tmp/sminfo.b"
 check grep -q "priority 5 state 3 SMINFO_MASTER" "$tmp/sminfo.a"
 check grep -q "priority 1 state 2 SMINFO_STANDBY" "$tmp/sminfo.b"
+# SIGHUP reads the standby's configuration but does not make it sweep
+kill -HUP "$pid_b"
+check wait_for "$tmp/b/out" "SIGHUP: STANDBY, not sweeping" 1
 # The standby programmed nothing: no LIDs, no tables, no SA
 check test "$(grep -c 'programmed:\|subnet UP\|SA: answering' "$tmp/b/out")" -eq 0
 # ... and the master saw it as standby
