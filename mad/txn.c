@@ -16,11 +16,13 @@ struct txn_slot {
 	txn_cb cb;
 	void *arg;
 	uint64_t deadline;
+	uint64_t give_up;	/* reported losses are retried until then */
 	uint32_t tid;		/* low 32 bits: (generation << 16) | slot */
 	uint32_t prev, next;	/* the in-flight list, oldest deadline first */
 	uint16_t dlid;		/* LID-routed requests */
 	uint16_t gen;
 	uint8_t tries;
+	uint8_t silent;		/* tries that timed out without a word */
 	bool busy;
 };
 
@@ -202,7 +204,10 @@ static void fill_window(struct txn *t)
 		t->qhead = (t->qhead + 1) % t->qcap;
 		t->qlen--;
 		s->tries = 0;
+		s->silent = 0;
 		s->busy = true;
+		s->give_up = txn_now_us() +
+			     (uint64_t)(t->cfg.retries + 1) * t->cfg.timeout_ms * 1000u;
 		if (smp_encode(&s->req, s->wire) < 0) {
 			/* Caller built an impossible SMP: fail it, never send it */
 			s->tries = 1;
@@ -215,12 +220,24 @@ static void fill_window(struct txn *t)
 	}
 }
 
-static void slot_expire(struct txn *t, uint32_t i)
+/*
+ * A try that timed out silently uses one of cfg.retries. A loss the
+ * transport reports (ibsim at once, a kernel after its send timeout) is
+ * retried at once, up to TXN_LOSS_TRIES tries, as long as the request is
+ * younger than (retries + 1) timeouts: on a lossy fabric many cheap
+ * retries get every SMP through, while a request's time stays bounded.
+ */
+static void slot_expire(struct txn *t, uint32_t i, bool reported)
 {
 	struct txn_slot *s = &t->slots[i];
+	bool again = txn_now_us() < s->give_up;
 
 	t->stats.timeouts++;
-	if (s->tries <= t->cfg.retries) {
+	if (reported)
+		again = again && s->tries < TXN_LOSS_TRIES;
+	else
+		again = again && ++s->silent <= t->cfg.retries;
+	if (again) {
 		list_unlink(t, i);
 		t->stats.retries++;
 		slot_transmit(t, i);
@@ -255,7 +272,7 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 	if (send_status) {
 		/* The transport gave our own request back: lost on the way */
 		if (slot_lookup(t, tid, &i))
-			slot_expire(t, i);
+			slot_expire(t, i, true);
 		else
 			t->stats.unmatched++;
 		return;
@@ -316,7 +333,7 @@ int txn_dispatch(struct txn *t)
 	if (r == 0) {
 		now = txn_now_us();
 		while (t->head != SLOT_NONE && t->slots[t->head].deadline <= now)
-			slot_expire(t, t->head);
+			slot_expire(t, t->head, false);
 		fill_window(t);
 	}
 	t->in_dispatch = false;

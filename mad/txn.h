@@ -28,10 +28,12 @@ struct txn_ops {
 struct txn_cfg {
 	unsigned int window;		/* SMPs in flight, 1..TXN_WINDOW_MAX */
 	unsigned int timeout_ms;	/* per try */
-	unsigned int retries;		/* extra tries after the first */
+	unsigned int retries;		/* extra tries after a silent timeout */
 };
 
 #define TXN_WINDOW_MAX		4096
+/* Tries of one request whose losses the transport reports (see txn.c) */
+#define TXN_LOSS_TRIES		64
 
 struct txn_stats {
 	uint64_t sent;		/* every transmission, retries included */

@@ -773,38 +773,59 @@ static void test_send_status(void)
 	CHECK_EQ(st->unmatched, 1);
 	CHECK_EQ(st->timeouts, 1);
 
-	fake_push(&f, f.sent[1].mad, MAD_SIZE, 1);
+	/* Reported losses cost no timeout: retried up to TXN_LOSS_TRIES tries */
+	for (unsigned int k = 1; k < TXN_LOSS_TRIES - 1; k++) {
+		fake_push(&f, f.sent[k].mad, MAD_SIZE, 1);
+		CHECK_EQ(txn_dispatch(t), 0);
+		CHECK_EQ(f.nsent, k + 2);
+		CHECK_EQ(res.completed, 0);
+	}
+	fake_push(&f, f.sent[TXN_LOSS_TRIES - 1].mad, MAD_SIZE, 1);
 	CHECK_EQ(txn_dispatch(t), 0);
-	CHECK_EQ(f.nsent, 3);
-	CHECK_EQ(res.completed, 0);
-	/* The third loss exhausts 1 + 2 tries */
-	fake_push(&f, f.sent[2].mad, MAD_SIZE, 1);
-	CHECK_EQ(txn_dispatch(t), 0);
-	CHECK_EQ(f.nsent, 3);
+	CHECK_EQ(f.nsent, TXN_LOSS_TRIES);
 	CHECK_EQ(res.completed, 1);
 	CHECK_EQ(res.r[3].status, -ETIMEDOUT);
 	CHECK(!res.r[3].had_resp);
-	CHECK_EQ(st->timeouts, 3);
-	CHECK_EQ(st->retries, 2);
+	CHECK_EQ(st->timeouts, TXN_LOSS_TRIES);
+	CHECK_EQ(st->retries, TXN_LOSS_TRIES - 1);
 	CHECK_EQ(st->failed, 1);
 	CHECK(txn_idle(t));
 
 	/* A loss report, then the answer to the retry */
 	submit(t, &res, 4, SMP_ATTR_NODE_DESC);
 	CHECK_EQ(txn_dispatch(t), 0);
-	CHECK_EQ(f.nsent, 4);
-	fake_push(&f, f.sent[3].mad, MAD_SIZE, 1);
+	CHECK_EQ(f.nsent, TXN_LOSS_TRIES + 1);
+	fake_push(&f, f.sent[TXN_LOSS_TRIES].mad, MAD_SIZE, 1);
 	CHECK_EQ(txn_dispatch(t), 0);
-	CHECK_EQ(f.nsent, 5);
-	fake_answer(&f, 4, 0);
+	CHECK_EQ(f.nsent, TXN_LOSS_TRIES + 2);
+	fake_answer(&f, TXN_LOSS_TRIES + 1, 0);
 	CHECK_EQ(txn_dispatch(t), 0);
 	CHECK_EQ(res.r[4].calls, 1);
 	CHECK_EQ(res.r[4].status, 0);
 	/* A truncated loss report is malformed, not a loss */
-	fake_push(&f, f.sent[4].mad, 10, 1);
+	fake_push(&f, f.sent[TXN_LOSS_TRIES + 1].mad, 10, 1);
 	CHECK_EQ(txn_dispatch(t), 0);
 	CHECK_EQ(st->malformed, 1);
-	CHECK_EQ(f.nsent, 5);
+	CHECK_EQ(f.nsent, TXN_LOSS_TRIES + 2);
+	txn_free(t);
+	fake_fini(&f);
+
+	/* Reported losses stop once (retries + 1) timeouts have passed */
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 1, 2, 1);
+	st = txn_stats(t);
+	submit(t, &res, 5, SMP_ATTR_NODE_DESC);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	fake_push(&f, f.sent[0].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 2);
+	usleep(5000);
+	fake_push(&f, f.sent[1].mad, MAD_SIZE, 1);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 2);
+	CHECK_EQ(res.r[5].status, -ETIMEDOUT);
+	CHECK_EQ(st->failed, 1);
 	txn_free(t);
 	fake_fini(&f);
 }
