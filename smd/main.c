@@ -21,6 +21,7 @@
 #include <systemd/sd-event.h>
 
 #include "autoconfig.h"
+#include "smd/light.h"
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
@@ -130,10 +131,17 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		struct smp smp;
 		uint8_t buf[MAD_SIZE];
 
-		/* Trap 128 and friends: the fabric changed, look again (IBA 14.3.12) */
+		/*
+		 * Trap 128 (link state), 144 (capabilities), 129-131 (port
+		 * errors) and the rest: something changed, look again with a
+		 * heavy sweep (IBA 14.3.12). The Notice's TrapNumber is data
+		 * bytes 4-5 (IBA 13.4.8.2).
+		 */
 		smd->traps++;
 		smd->resweep = true;
-		log_debug("trap from LID %u: resweep requested", from->slid);
+		log_debug("trap %u from LID %u: heavy sweep requested",
+			  len == MAD_SIZE ? (unsigned int)wire_bits_get(mad, (64 + 4) * 8, 16) : 0,
+			  from->slid);
 		/*
 		 * IBA 14.4.11: TrapRepress, same TID and attribute, tells the
 		 * sender to stop repeating the trap.
@@ -246,17 +254,84 @@ struct loop {
 	bool ready;
 };
 
-static int do_sweep(struct loop *lp)
+/*
+ * What the next sweep must be: heavy (rediscover, route, program) after a
+ * trap, a request, or before the first model; otherwise a light sweep
+ * decides. Returns the reason for a heavy sweep, NULL for a light one.
+ */
+static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
 {
-	struct sweep_result res;
+	if (!smd->fabric)
+		return "no model of the fabric yet";
+	if (smd->sm_state != SM_MASTER)
+		return "SM election";
+	if (smd->traps) {
+		snprintf(buf, len, "%u trap%s", smd->traps, smd->traps == 1 ? "" : "s");
+		return buf;
+	}
+	if (smd->resweep_heavy)
+		return "requested";
+	if (smd->resweep)
+		return "the fabric changed";
+	if (smd->last_sweep_down)
+		return "the last sweep left the subnet not up";
+	return NULL;
+}
+
+/*
+ * A light sweep: true when the fabric changed (then the reason is in lr).
+ * Idle ones log at debug only.
+ */
+static bool light_check(struct smd *smd, struct light_result *lr)
+{
 	int r;
 
-	lp->smd->resweep = false;
-	lp->smd->traps = 0;
+	smd->light_sweeps++;
+	r = light_sweep(smd, lr);
+	if (r < 0) {
+		snprintf(lr->reason, sizeof(lr->reason), "light sweep failed (%s)", strerror(-r));
+		return true;
+	}
+	log_debug("light sweep %" PRIu64 ": %u switches, %u PortStateChange, %u silent, %u reset; "
+		  "%" PRIu64 " SMPs (%u Sets), %.3f s", smd->light_sweeps, lr->switches,
+		  lr->changed, lr->silent, lr->differ, lr->smps, lr->sets, lr->seconds);
+	return light_changed(lr);
+}
+
+static int do_sweep(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	struct sweep_result res;
+	struct light_result lr;
+	const char *why;
+	char buf[64];
+	int r;
+
 	/* Only a master (or an SM about to elect one) sweeps */
-	if (lp->smd->sm_state != SM_MASTER && lp->smd->sm_state != SM_DISCOVERING)
+	if (smd->sm_state != SM_MASTER && smd->sm_state != SM_DISCOVERING) {
+		smd->resweep = smd->resweep_heavy = false;
+		smd->traps = 0;
 		return 0;
-	r = sweep_run(lp->smd, &res);
+	}
+	why = heavy_reason(smd, buf, sizeof(buf));
+	if (!why) {
+		if (!light_check(smd, &lr))
+			return 0;
+		log_info("light sweep: %s: heavy sweep", lr.reason);
+	} else {
+		/*
+		 * Clear PortStateChange on the known switches first, so that a
+		 * change during the heavy sweep is still flagged afterwards.
+		 */
+		if (smd->fabric && smd->sm_state == SM_MASTER)
+			light_check(smd, &lr);
+		log_info("heavy sweep: %s", why);
+	}
+	smd->resweep = smd->resweep_heavy = false;
+	smd->traps = 0;
+	smd->heavy_sweeps++;
+	r = sweep_run(smd, &res);
+	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
 	if (r < 0) {
 		log_error("sweep failed: %s", strerror(-r));
 	} else if (res.standby) {
@@ -458,6 +533,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	if (si->ssi_signo == SIGHUP) {
 		reload_config(lp->smd);
+		lp->smd->resweep_heavy = true;
 		if (sweeping_state(lp->smd)) {
 			log_info("SIGHUP: sweeping now");
 			arm_timer(lp, 0);

@@ -45,6 +45,9 @@ struct smd {
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
 	unsigned int traps;		/* traps received since the last sweep */
 	bool resweep;			/* something changed: sweep again soon */
+	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
+	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */
+	uint64_t light_sweeps, heavy_sweeps;	/* since start */
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;
 	enum sm_state sm_state;

@@ -852,17 +852,27 @@ static int phase_switch_info(struct sweep *sw)
 		struct switch_info si;
 		struct set_ctx *sc;
 		struct smp req;
+		const struct fab_node *old;
+		bool known;
 
 		if (!n->si_valid || !n->lft_len || f->max_lid >= n->si.lft_cap)
 			continue;
+		/*
+		 * IBA 14.2.5.4: writing 1 to PortStateChange clears it. On a
+		 * switch the light sweep before this sweep's discovery cleared
+		 * it, a bit set since is a change this sweep may have missed,
+		 * left for the next light sweep. Other switches (new ones, ones
+		 * it could not reach) have it cleared here.
+		 */
+		old = sw->smd->fabric ? fabric_find(sw->smd->fabric, n->guid) : NULL;
+		known = old && old->psc_cleared;
 		si = n->si;
 		if (si.lft_top == f->max_lid && si.life_time_value == cfg->packet_life_time &&
-		    !si.port_state_change)
+		    (known || !si.port_state_change))
 			continue;
 		si.lft_top = f->max_lid;
 		si.life_time_value = (uint8_t)cfg->packet_life_time;
-		/* IBA 14.2.5.4: writing 1 to PortStateChange clears it */
-		si.port_state_change = 1;
+		si.port_state_change = !known;
 		sc = calloc(1, sizeof(*sc));
 		if (!sc)
 			return -ENOMEM;

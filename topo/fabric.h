@@ -47,6 +47,8 @@ struct fab_node {
 	uint8_t num_ports;
 	bool si_valid;
 	bool desc_valid;
+	/* Switches: the SM's last light sweep read PortStateChange here and cleared it */
+	bool psc_cleared;
 	/*
 	 * Signatures of the SL-to-VL and VL arbitration tables the SM last
 	 * programmed and read back on this node (0: not known), so that an

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smd/light.h"
+#include "smd/log.h"
+
+struct light {
+	struct smd *smd;
+	struct light_result *res;
+	int err;
+};
+
+struct light_ctx {
+	struct light *l;
+	struct fab_node *n;
+};
+
+static const char *name(const struct fab_node *n)
+{
+	return n->desc_valid && n->desc[0] ? n->desc : "(no description)";
+}
+
+static void note(struct light *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l->res->reason[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(l->res->reason, sizeof(l->res->reason), fmt, ap);
+	va_end(ap);
+}
+
+static void clear_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct light_ctx *c = arg;
+
+	/* Not cleared: the next light sweep finds the bit again, no harm */
+	if (status == 0)
+		c->n->psc_cleared = true;
+	else
+		log_debug("light sweep: clearing PortStateChange on %s failed: %s",
+			  name(c->n), strerror(-status));
+	free(c);
+}
+
+static void get_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct light_ctx *c = arg;
+	struct light *l = c->l;
+	struct fab_node *n = c->n;
+	struct switch_info si;
+	struct smp set;
+	int r;
+
+	if (status < 0 || switch_info_decode(resp->data, &si) < 0) {
+		l->res->silent++;
+		note(l, "switch %s (GUID 0x%016" PRIx64 ") does not answer SwitchInfo", name(n),
+		     n->guid);
+		free(c);
+		return;
+	}
+	if (si.lft_top != n->si.lft_top || si.life_time_value != n->si.life_time_value) {
+		/* A reset switch comes back with LinearFDBTop 0 */
+		l->res->differ++;
+		note(l, "switch %s (GUID 0x%016" PRIx64 ") holds LinearFDBTop %u, not %u: reset?",
+		     name(n), n->guid, si.lft_top, n->si.lft_top);
+	}
+	if (!si.port_state_change) {
+		n->psc_cleared = true;
+		free(c);
+		return;
+	}
+	l->res->changed++;
+	note(l, "PortStateChange on switch %s (GUID 0x%016" PRIx64 ")", name(n), n->guid);
+	/*
+	 * IBA 14.2.5.4: writing 1 clears PortStateChange. The rest of the Set
+	 * is what the switch just reported, so nothing else changes.
+	 */
+	si.port_state_change = 1;
+	smp_init_dr(&set, MAD_METHOD_SET, SMP_ATTR_SWITCH_INFO, 0, &n->path);
+	switch_info_encode(&si, set.data);
+	l->res->sets++;
+	r = txn_submit(l->smd->txn, &set, 0, clear_cb, c);
+	if (r < 0) {
+		l->err = r;
+		free(c);
+	}
+}
+
+int light_sweep(struct smd *smd, struct light_result *res)
+{
+	struct light l = { .smd = smd, .res = res };
+	const struct txn_stats *ts = txn_stats(smd->txn);
+	uint64_t sent0 = ts->sent, t0 = txn_now_us();
+	struct fabric *f = smd->fabric;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	for (size_t i = 0; f && i < f->nswitches && !l.err; i++) {
+		struct fab_node *n = f->switches[i];
+		struct light_ctx *c;
+		struct smp req;
+
+		n->psc_cleared = false;
+		/* One that never answered SwitchInfo is known broken: not news */
+		if (!n->si_valid)
+			continue;
+		c = malloc(sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->l = &l;
+		c->n = n;
+		smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_SWITCH_INFO, 0, &n->path);
+		r = txn_submit(smd->txn, &req, 0, get_cb, c);
+		if (r < 0) {
+			free(c);
+			l.err = r;
+			break;
+		}
+		res->switches++;
+	}
+	r = txn_run(smd->txn);
+	res->smps = ts->sent - sent0;
+	res->seconds = (double)(txn_now_us() - t0) / 1e6;
+	if (r < 0)
+		return r;
+	return l.err;
+}
