@@ -34,6 +34,8 @@ void config_defaults(struct smd_config *c)
 	c->sm_poll_interval = 2;
 	c->sm_poll_retries = 3;
 	c->capture_classes = CAPTURE_CLASS_ALL;
+	/* Below systemd's default start timeout (90 s) */
+	c->ready_timeout = 60;
 }
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max, unsigned int *out)
@@ -214,6 +216,13 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 	} else if (!strcmp(key, "capture_classes")) {
 		if (capture_parse_classes(v, &c->capture_classes) < 0)
 			r = -EDOM;
+	} else if (!strcmp(key, "control_socket")) {
+		if (strlen(v) >= sizeof(c->control_socket))
+			r = -ENAMETOOLONG;
+		else
+			snprintf(c->control_socket, sizeof(c->control_socket), "%s", v);
+	} else if (!strcmp(key, "ready_timeout")) {
+		r = parse_uint(v, 0, 3600, &c->ready_timeout);
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -ENOKEY;
@@ -224,6 +233,7 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			 r == -ENOENT ? " (no such routing engine)" :
 			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" :
 			 r == -EBADR ? " (VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64)" :
+			 r == -ENAMETOOLONG ? " (a socket path has at most 107 bytes)" :
 			 "");
 	return r;
 }
@@ -329,4 +339,6 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "capture = \"%s\"\n", c->capture);
 	fprintf(out, "capture_max_mb = %u\n", c->capture_max_mb);
 	fprintf(out, "capture_classes = %s\n", classes);
+	fprintf(out, "control_socket = \"%s\"\n", c->control_socket);
+	fprintf(out, "ready_timeout = %u\n", c->ready_timeout);
 }

@@ -45,6 +45,9 @@ struct smd_config {
 	char capture[PATH_MAX];		/* pcap file of every MAD; "" = no capture */
 	unsigned int capture_max_mb;	/* rotate at this size; 0 = no limit */
 	unsigned int capture_classes;	/* CAPTURE_CLASS_* (mad/capture.h) */
+	/* smctl's socket; "" = $RUNTIME_DIRECTORY/control or /run/smd/control, "none" = off */
+	char control_socket[108];	/* sizeof(sockaddr_un.sun_path) */
+	unsigned int ready_timeout;	/* seconds to wait for the subnet before READY=1 */
 };
 
 void config_defaults(struct smd_config *c);

@@ -10,12 +10,20 @@
 static const char *log_ident = "smd";
 static int log_level = LOG_LVL_INFO;
 static int log_journal;		/* stderr is connected to journald: use <N> prefixes */
+static struct log_record *log_rec;
 
 void log_init(const char *ident, int level)
 {
 	log_ident = ident;
 	log_level = level;
 	log_journal = getenv("JOURNAL_STREAM") != NULL;
+}
+
+void log_record(struct log_record *rec)
+{
+	log_rec = rec;
+	if (rec)
+		rec->n = rec->total = 0;
 }
 
 void log_set_level(int level)
@@ -59,11 +67,24 @@ void log_msg(int level, const char *fmt, ...)
 	char buf[1024];
 	va_list ap;
 
-	if (level > log_level)
+	/* Problems are recorded even when log_level hides them */
+	if (level > log_level && !(log_rec && level <= LOG_LVL_WARNING))
 		return;
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (log_rec && level <= LOG_LVL_WARNING) {
+		if (log_rec->n < LOG_RECORD_MAX) {
+			char *m = log_rec->msg[log_rec->n++];
+			size_t len = strnlen(buf, LOG_RECORD_LEN - 1);
+
+			memcpy(m, buf, len);	/* cut, not an error */
+			m[len] = 0;
+		}
+		log_rec->total++;
+	}
+	if (level > log_level)
+		return;
 	if (log_journal) {
 		fprintf(stderr, "<%d>%s\n", level, buf);
 	} else {

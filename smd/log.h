@@ -24,6 +24,21 @@ int log_parse_level(const char *s);
 const char *log_level_name(int level);
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/*
+ * The warnings and errors logged while recording, kept for smctl status
+ * (the problems of the last sweep): the first LOG_RECORD_MAX, each cut to
+ * LOG_RECORD_LEN bytes; total counts them all.
+ */
+#define LOG_RECORD_MAX	16
+#define LOG_RECORD_LEN	200
+struct log_record {
+	unsigned int n, total;
+	char msg[LOG_RECORD_MAX][LOG_RECORD_LEN];
+};
+
+/* Record into rec from now on (emptied first); NULL stops recording */
+void log_record(struct log_record *rec);
+
 #define log_error(...)	log_msg(LOG_LVL_ERR, __VA_ARGS__)
 #define log_warn(...)	log_msg(LOG_LVL_WARNING, __VA_ARGS__)
 #define log_notice(...)	log_msg(LOG_LVL_NOTICE, __VA_ARGS__)

@@ -21,6 +21,7 @@
 #include <systemd/sd-event.h>
 
 #include "autoconfig.h"
+#include "smd/control.h"
 #include "smd/light.h"
 #include "smd/log.h"
 #include "smd/smd.h"
@@ -138,6 +139,7 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		 * bytes 4-5 (IBA 13.4.8.2).
 		 */
 		smd->traps++;
+		smd->stats.traps++;
 		smd->resweep = true;
 		log_debug("trap %u from LID %u: heavy sweep requested",
 			  len == MAD_SIZE ? (unsigned int)wire_bits_get(mad, (64 + 4) * 8, 16) : 0,
@@ -250,9 +252,68 @@ struct loop {
 	sd_event_source *sweep_timer;
 	sd_event_source *poll_timer;	/* only when the MAD fd cannot be watched */
 	sd_event_source *sm_timer;	/* standby: the next poll of the master */
+	sd_event_source *ready_timer;	/* READY=1 at the latest after ready_timeout */
 	enum sm_state state;		/* the SM state the timers are set for */
-	bool ready;
+	bool ready;			/* READY=1 sent */
+	bool ready_timed_out;
+	char status[512];		/* the last STATUS= sent */
+	struct sweep_result last, model;	/* behind smd->stats.last and .model */
+	struct light_result light;	/* behind smd->stats.light */
 };
+
+/*
+ * READY=1 once the first sweep brought the subnet up, or this SM is not
+ * the one to bring it up (standby, not active), or ready_timeout passed
+ * (STATUS= then says what is wrong); with ready_timeout 0, after the first
+ * sweep whatever its outcome. Until then systemd holds back the units
+ * ordered after smd.
+ */
+static bool ready_now(const struct loop *lp)
+{
+	const struct smd *smd = lp->smd;
+	const struct smd_stats *st = &smd->stats;
+
+	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE)
+		return true;
+	if (!st->last)
+		return false;
+	if (!st->last_err && st->last->up)
+		return true;
+	return lp->ready_timed_out || !smd->cfg.ready_timeout;
+}
+
+/* STATUS= after every sweep and SM state change, and READY=1 when due */
+static void notify_status(struct loop *lp)
+{
+	char buf[sizeof(lp->status)];
+
+	control_summary(lp->smd, buf, sizeof(buf));
+	if (!lp->ready && ready_now(lp)) {
+		lp->ready = true;
+		sd_notifyf(0, "READY=1\nSTATUS=%s", buf);
+	} else if (strcmp(buf, lp->status)) {
+		sd_notifyf(0, "STATUS=%s", buf);
+	}
+	memcpy(lp->status, buf, sizeof(buf));
+}
+
+static int on_ready_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+	char buf[sizeof(lp->status)];
+
+	lp->ready_timed_out = true;
+	if (lp->ready)
+		return 0;
+	control_summary(lp->smd, buf, sizeof(buf));
+	log_warn("the subnet is not up %u s after start; telling systemd smd is ready anyway: %s",
+		 lp->smd->cfg.ready_timeout, buf);
+	lp->ready = true;
+	sd_notifyf(0, "READY=1\nSTATUS=subnet not up after %u s: %s", lp->smd->cfg.ready_timeout,
+		   buf);
+	memcpy(lp->status, buf, sizeof(buf));
+	return 0;
+}
 
 /*
  * What the next sweep must be: heavy (rediscover, route, program) after a
@@ -282,12 +343,16 @@ static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
  * A light sweep: true when the fabric changed (then the reason is in lr).
  * Idle ones log at debug only.
  */
-static bool light_check(struct smd *smd, struct light_result *lr)
+static bool light_check(struct loop *lp, struct light_result *lr)
 {
+	struct smd *smd = lp->smd;
 	int r;
 
 	smd->light_sweeps++;
 	r = light_sweep(smd, lr);
+	lp->light = *lr;
+	smd->stats.light = &lp->light;
+	smd->stats.light_end = time(NULL);
 	if (r < 0) {
 		snprintf(lr->reason, sizeof(lr->reason), "light sweep failed (%s)", strerror(-r));
 		return true;
@@ -301,6 +366,7 @@ static bool light_check(struct smd *smd, struct light_result *lr)
 static int do_sweep(struct loop *lp)
 {
 	struct smd *smd = lp->smd;
+	struct smd_stats *st = &smd->stats;
 	struct sweep_result res;
 	struct light_result lr;
 	const char *why;
@@ -313,10 +379,15 @@ static int do_sweep(struct loop *lp)
 		smd->traps = 0;
 		return 0;
 	}
+	st->rounds++;
 	why = heavy_reason(smd, buf, sizeof(buf));
 	if (!why) {
-		if (!light_check(smd, &lr))
+		if (!light_check(lp, &lr)) {
+			st->light_only = true;
+			control_sweep_done(smd->control);
+			notify_status(lp);
 			return 0;
+		}
 		log_info("light sweep: %s: heavy sweep", lr.reason);
 	} else {
 		/*
@@ -324,31 +395,43 @@ static int do_sweep(struct loop *lp)
 		 * change during the heavy sweep is still flagged afterwards.
 		 */
 		if (smd->fabric && smd->sm_state == SM_MASTER)
-			light_check(smd, &lr);
+			light_check(lp, &lr);
 		log_info("heavy sweep: %s", why);
 	}
 	smd->resweep = smd->resweep_heavy = false;
 	smd->traps = 0;
 	smd->heavy_sweeps++;
+	/* The sweep's warnings and errors are what smctl status lists */
+	log_record(&st->problems);
 	r = sweep_run(smd, &res);
-	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
-	if (r < 0) {
+	if (r < 0)
 		log_error("sweep failed: %s", strerror(-r));
+	log_record(NULL);
+	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
+	st->light_only = false;
+	st->last_end = time(NULL);
+	st->last_err = r < 0 ? r : 0;
+	st->smps_sent += res.smps;
+	st->smps_timed_out += res.timeouts;
+	st->smps_lost += res.failed;
+	lp->last = res;
+	st->last = &lp->last;
+	if (r < 0) {
+		/* the model (and what check-routes shows) stays the previous one */
 	} else if (res.standby) {
 		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
-		       lp->smd->master.guid, lp->smd->master.priority);
+		       smd->master.guid, smd->master.priority);
 		fflush(stdout);
-		sd_notifyf(0, "STATUS=standby, master SM 0x%016" PRIx64, lp->smd->master.guid);
 	} else {
-		sa_serve(lp->smd, &res);
+		lp->model = res;
+		st->model = &lp->model;
+		st->model_sweep = smd->heavy_sweeps;
+		st->model_end = st->last_end;
+		sa_serve(smd, &res);
 		print_summary(&res);
-		sd_notifyf(0, "STATUS=subnet %s: %u nodes, %u LIDs", res.up ? "up" : "NOT up",
-			   res.nodes, res.lids);
 	}
-	if (!lp->ready) {
-		sd_notify(0, "READY=1");
-		lp->ready = true;
-	}
+	control_sweep_done(smd->control);
+	notify_status(lp);
 	return 0;
 }
 
@@ -399,6 +482,7 @@ static void sm_sync(struct loop *lp)
 	case SM_STANDBY:
 		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
 		arm_sm_timer(lp);
+		control_sweep_cancel(smd->control, "this SM became STANDBY");
 		break;
 	case SM_DISCOVERING:
 		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
@@ -412,14 +496,35 @@ static void sm_sync(struct loop *lp)
 	case SM_NOT_ACTIVE:
 		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
 		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+		control_sweep_cancel(smd->control, "this SM became NOT-ACTIVE");
 		break;
 	}
+	notify_status(lp);
 }
 
 static bool sweeping_state(const struct smd *smd)
 {
 	return smd->sm_state == SM_MASTER || smd->sm_state == SM_DISCOVERING;
 }
+
+/*
+ * smctl resweep: a sweep as soon as the loop gets to it; a light one (that
+ * turns heavy when it finds a change) unless heavy is asked for.
+ */
+static int control_resweep(void *ctx, bool heavy)
+{
+	struct loop *lp = ctx;
+	int r;
+
+	if (!sweeping_state(lp->smd))
+		return -EBUSY;
+	if (heavy)
+		lp->smd->resweep_heavy = true;
+	r = arm_timer(lp, 0);
+	return r < 0 ? r : 0;
+}
+
+static const struct control_ops control_ops = { .resweep = control_resweep };
 
 static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -503,6 +608,8 @@ static void reload_config(struct smd *smd)
 		log_error("SIGHUP: %s; keeping the running configuration", err);
 		return;
 	}
+	if (strcmp(c.control_socket, smd->cfg.control_socket))
+		log_warn("SIGHUP: control_socket applies after a restart");
 	if (c.max_outstanding_smps != smd->cfg.max_outstanding_smps ||
 	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
 		log_warn("SIGHUP: SMP transport settings apply after a restart");
@@ -547,11 +654,35 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
+/* smctl's socket; without one smd still runs, only smctl cannot reach it */
+static void open_control(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	char path[sizeof(smd->cfg.control_socket) + 16];
+	int r;
+
+	r = control_socket_path(smd->cfg.control_socket, path, sizeof(path));
+	if (r == 1) {
+		log_info("no control socket (control_socket = none)");
+		return;
+	}
+	if (r == 0)
+		r = control_open(smd, lp->ev, path, &control_ops, lp, &smd->control);
+	if (r < 0)
+		log_warn("control socket %s: %s; smctl cannot reach this smd", path,
+			 r == -EADDRINUSE ? "another smd answers on it" :
+			 r == -EEXIST ? "a file that is not a socket is in the way" :
+			 strerror(-r));
+	else
+		log_info("control socket %s", path);
+}
+
 static int run_daemon(struct smd *smd)
 {
 	struct loop lp = { .smd = smd, .state = smd->sm_state };
 	int r;
 
+	smd->stats.started = time(NULL);
 	r = sd_event_default(&lp.ev);
 	if (r < 0)
 		return r;
@@ -585,14 +716,29 @@ static int run_daemon(struct smd *smd)
 		log_error("cannot create the SM poll timer: %s", strerror(-r));
 		goto out;
 	}
+	if (smd->cfg.ready_timeout) {
+		r = sd_event_add_time_relative(lp.ev, &lp.ready_timer, CLOCK_MONOTONIC,
+					       (uint64_t)smd->cfg.ready_timeout * 1000000u, 1000,
+					       on_ready_timer, &lp);
+		if (r < 0) {
+			log_error("cannot create the readiness timer: %s", strerror(-r));
+			goto out;
+		}
+	}
+	open_control(&lp);
+	notify_status(&lp);
 	r = sd_event_loop(lp.ev);
 	if (r < 0)
 		log_error("event loop failed: %s", strerror(-r));
 out:
+	smd->control = control_close(smd->control);
 	sd_event_source_unref(lp.sweep_timer);
 	sd_event_source_unref(lp.poll_timer);
 	sd_event_source_unref(lp.sm_timer);
+	sd_event_source_unref(lp.ready_timer);
 	sd_event_unref(lp.ev);
+	smd->stats.last = smd->stats.model = NULL;
+	smd->stats.light = NULL;
 	return r;
 }
 

@@ -8,10 +8,16 @@
 #include <string.h>
 
 #include "autoconfig.h"
+#include "smd/control.h"
 #include "smd/smctl.h"
 
 static const struct smctl_cmd commands[] = {
-	{ "status", "[--db FILE]: the last sweep and whether the subnet is up", smctl_status },
+	{ "status", "[--socket PATH]: the running smd: SM state, subnet, last sweep, problems; "
+	  "with --db FILE: the last sweep the database holds", smctl_status },
+	{ "resweep", "[--heavy] [--socket PATH]: make smd sweep now and wait for the result",
+	  smctl_resweep },
+	{ "check-routes", "[--socket PATH]: the route verifier's verdict on smd's routes",
+	  smctl_check_routes },
 	{ "lids", "[--db FILE] [--forget GUID]: every port GUID with the LID smd gave it",
 	  smctl_lids },
 	{ "dump", "[--db FILE] [--format ibnetdiscover|json|dot]: the fabric of the last sweep",
@@ -27,9 +33,9 @@ static const struct smctl_cmd commands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: smctl [--db FILE] COMMAND [ARGS]\nCommands:\n");
+	fprintf(out, "Usage: smctl [--db FILE] [--socket PATH] COMMAND [ARGS]\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].synopsis);
+		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
 }
 
 int smctl_parse_db_opt(struct smctl_ctx *ctx, int argc, char **argv, const char *use)
@@ -58,16 +64,25 @@ int smctl_parse_db_opt(struct smctl_ctx *ctx, int argc, char **argv, const char 
 
 int main(int argc, char **argv)
 {
-	struct smctl_ctx ctx = { .db = "/var/lib/smd/smd.db" };
+	struct smctl_ctx ctx = { .db = "/var/lib/smd/smd.db", .socket = CONTROL_DEFAULT_PATH };
 	int i = 1;
 
 	/* Global options before the command */
 	while (i < argc && argv[i][0] == '-') {
 		if ((!strcmp(argv[i], "--db") || !strcmp(argv[i], "-d")) && i + 1 < argc) {
 			ctx.db = argv[i + 1];
+			ctx.db_given = true;
 			i += 2;
 		} else if (!strncmp(argv[i], "--db=", 5)) {
 			ctx.db = argv[i] + 5;
+			ctx.db_given = true;
+			i++;
+		} else if ((!strcmp(argv[i], "--socket") || !strcmp(argv[i], "-s")) &&
+			   i + 1 < argc) {
+			ctx.socket = argv[i + 1];
+			i += 2;
+		} else if (!strncmp(argv[i], "--socket=", 9)) {
+			ctx.socket = argv[i] + 9;
 			i++;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);

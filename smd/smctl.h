@@ -7,10 +7,13 @@
 #ifndef SMD_SMCTL_H
 #define SMD_SMCTL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 struct smctl_ctx {
 	const char *db;		/* --db, or the default database */
+	bool db_given;		/* --db before the command */
+	const char *socket;	/* --socket, or smd's default control socket */
 };
 
 struct smctl_cmd {
@@ -20,13 +23,18 @@ struct smctl_cmd {
 };
 
 /* smctl_db.c */
-int smctl_status(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_history(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* smctl_capture.c */
 int smctl_capture_stats(struct smctl_ctx *ctx, int argc, char **argv);
+
+/* smctl_ctl.c: commands answered by the running daemon over its control socket */
+int smctl_status(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_resweep(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* smctl_sa.c */
 int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv);

@@ -62,7 +62,7 @@ static int parse_count(const char *cmd, const char *v, unsigned int *out)
 	return 0;
 }
 
-int smctl_status(struct smctl_ctx *ctx, int argc, char **argv)
+int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	struct store *s = NULL;
 	struct store_sweep sw;

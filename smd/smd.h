@@ -4,16 +4,39 @@
 #define SMD_SMD_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include "db/store.h"
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "smd/config.h"
+#include "smd/log.h"
 #include "smd/sa.h"
 #include "smd/sm.h"
 #include "topo/fabric.h"
 
 struct route_result;
+struct sweep_result;
+struct light_result;
+struct control;
+
+/* What smctl status and check-routes show (smd/control.c); the loop keeps it */
+struct smd_stats {
+	time_t started;			/* wall clock: when the daemon started */
+	unsigned long rounds;		/* sweep timer runs as master: light and/or heavy */
+	uint64_t smps_sent, smps_timed_out, smps_lost;	/* over all heavy sweeps */
+	uint64_t traps;			/* traps received since start */
+	time_t last_end;		/* wall clock: when the last heavy sweep ended; 0: none */
+	int last_err;			/* the last heavy sweep's -errno; 0: it completed */
+	struct sweep_result *last;	/* the last heavy sweep (NULL before the first) */
+	struct sweep_result *model;	/* the last completed one: what fabric holds */
+	uint64_t model_sweep;		/* its number (heavy_sweeps then) */
+	time_t model_end;
+	struct light_result *light;	/* the last light sweep (NULL: none yet) */
+	time_t light_end;
+	bool light_only;		/* the last round was a light sweep that found no change */
+	struct log_record problems;	/* warnings and errors of the last heavy sweep */
+};
 
 /* Another SM found on the subnet, as its SMInfo last said */
 struct sm_peer {
@@ -48,6 +71,8 @@ struct smd {
 	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
 	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */
 	uint64_t light_sweeps, heavy_sweeps;	/* since start */
+	struct control *control;	/* smctl's socket; NULL: none */
+	struct smd_stats stats;
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;
 	enum sm_state sm_state;

@@ -1026,6 +1026,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		res->t_route = now_s() - t1;
 		res->unrouted = rs.unreachable;
 		res->vls = sw.vls;
+		res->vls_budget = rs.vls_budget;
 		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
 		res->chk = chk;
 		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u of %u VLs, max %u "

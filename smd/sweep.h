@@ -26,6 +26,7 @@ struct sweep_result {
 	unsigned int tables_trusted;	/* nodes whose tables were not read (unchanged) */
 	unsigned int table_errors;	/* tables that could not be programmed */
 	unsigned int vls;		/* data VLs the routes use */
+	unsigned int vls_budget;	/* data VLs the engine was allowed */
 	char engine[32];		/* the routing engine used */
 	struct route_check chk;		/* the verifier's verdict on the routes */
 	uint64_t smps, timeouts, retries, failed;

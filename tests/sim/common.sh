@@ -40,11 +40,12 @@ wait_for() {
 }
 
 # smd_start CONF DB OUT: smd as a daemon on the simulator, in the background
-# (cwd: the directory of OUT, where umad2sim puts its sys-<pid>); sets smd_pid
+# (cwd: the directory of OUT, where umad2sim puts its sys-<pid>, and where
+# its control socket goes, as under systemd's RuntimeDirectory=); sets smd_pid
 smd_pid=
 smd_start() {
-	(cd "$(dirname "$3")" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config "$1" \
-		--db "$2" >"$3" 2>&1) &
+	(cd "$(dirname "$3")" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" \
+		"$SMD" --config "$1" --db "$2" >"$3" 2>&1) &
 	smd_pid=$!
 }
 

@@ -21,8 +21,8 @@ sim_start "$tmp/net" >/dev/null 2>&1
 
 # start_sm NAME HOST: smd in $tmp/NAME (its own cwd, config, database)
 start_sm() {
-	(cd "$tmp/$1" && exec env LD_PRELOAD="$SIM_PRELOAD" SIM_HOST="$2" "$SMD" \
-		--config conf --db smd.db >>out 2>&1) &
+	(cd "$tmp/$1" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" \
+		SIM_HOST="$2" "$SMD" --config conf --db smd.db >>out 2>&1) &
 	eval "pid_$1=$!"
 	pids="$pids $!"
 }

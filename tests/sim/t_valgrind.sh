@@ -34,17 +34,32 @@ sleep 0.2
 printf 'sm_priority = 9\nsweep_interval = 0\n' >"$tmp/conf.m"
 printf 'sweep_interval = 0\nsm_poll_interval = 1\n' >"$tmp/conf.s"
 mkdir "$tmp/m" "$tmp/s"
-(cd "$tmp/m" && exec env LD_PRELOAD="$SIM_PRELOAD" "$SMD" --config ../conf.m --db m.db \
-	>out 2>&1) &
+(cd "$tmp/m" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" "$SMD" \
+	--config ../conf.m --db m.db >out 2>&1) &
 mpid=$!
 check wait_for "$tmp/m/out" "subnet UP" 1
-(cd "$tmp/s" && exec env LD_PRELOAD="$SIM_PRELOAD" SIM_HOST=host-0002 "${vg[@]}" "$SMD" \
-	--config ../conf.s --db s.db >out 2>&1) &
+(cd "$tmp/s" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" SIM_HOST=host-0002 \
+	"${vg[@]}" "$SMD" --config ../conf.s --db s.db >out 2>&1) &
 spid=$!
 check wait_for "$tmp/s/out" "DISCOVERING -> STANDBY" 1
+to() { local f=$1; shift; "$@" >"$f"; }
+# Its control socket: status, a refused resweep, a bad request (smd/control.c)
+ctl=(env -u LD_PRELOAD "${vg[@]}" "${SMCTL:-$top/smd/smctl}" --socket "$tmp/s/control")
+check to "$tmp/st1" "${ctl[@]}" status
+check grep -q "^state: STANDBY" "$tmp/st1"
+rc=0
+"${ctl[@]}" resweep >"$tmp/rs1" 2>&1 || rc=$?
+check test "$rc" -eq 1
+check grep -q "only the master sweeps" "$tmp/rs1"
+printf 'bogus\n%%4000s' x | python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(sys.stdin.buffer.read())
+print(s.recv(4096).decode())' "$tmp/s/control" >"$tmp/bad1"
+check grep -q "ERROR: unknown command" "$tmp/bad1"
 kill -TERM "$mpid"
 wait "$mpid" || true
 check wait_for "$tmp/s/out" "subnet UP" 1
+check to "$tmp/rs2" "${ctl[@]}" resweep
+check to "$tmp/cr" "${ctl[@]}" check-routes
 kill -TERM "$spid"
 rc=0
 wait "$spid" || rc=$?

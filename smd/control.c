@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control socket (protocol in control.h, smctl(8)). Every client is a
+ * non-blocking descriptor in the daemon's sd-event loop with a bounded
+ * input line, one answer at a time (a client that does not read its answers
+ * stops being read), an idle timeout and a cap on the number of clients: a
+ * client can waste its own connection, never the daemon's time or memory.
+ * Answers are written with MSG_NOSIGNAL, so a client that hangs up early
+ * costs smd nothing but the answer.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <systemd/sd-event.h>
+
+#include "autoconfig.h"
+#include "mad/port.h"
+#include "smd/control.h"
+#include "smd/light.h"
+#include "smd/log.h"
+#include "smd/smd.h"
+#include "smd/sweep.h"
+
+#define CONTROL_CLIENTS_MAX	16
+#define CONTROL_OUT_MAX		(1u << 20)	/* an answer never gets near it */
+#define CONTROL_IDLE_USEC	(30 * 1000000ull)
+
+struct ctl_client {
+	struct control *ctl;
+	struct ctl_client *next;
+	int fd;
+	sd_event_source *io, *idle;
+	char in[CONTROL_LINE_MAX];
+	size_t inlen;
+	char *out;			/* the answer being sent */
+	size_t outlen, outoff, outcap;
+	bool waiting;			/* for a sweep after wait_after to end */
+	unsigned long wait_after;
+	bool eof;			/* the client sent all it will send */
+	bool closing;			/* close once the answer is out */
+	bool broken;			/* drop it now */
+};
+
+struct control {
+	struct smd *smd;
+	sd_event *ev;
+	const struct control_ops *ops;
+	void *ctx;
+	int fd;
+	sd_event_source *listen;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	dev_t dev;			/* the socket file we made, to remove only it */
+	ino_t ino;
+	struct ctl_client *clients;
+	unsigned int nclients;
+};
+
+int control_socket_path(const char *cfg, char *buf, size_t len)
+{
+	const char *rt = getenv("RUNTIME_DIRECTORY");
+	int n;
+
+	if (cfg && !strcmp(cfg, "none"))
+		return 1;
+	if (cfg && *cfg) {
+		n = snprintf(buf, len, "%s", cfg);
+	} else if (rt && *rt) {
+		/* systemd lists one directory per RuntimeDirectory= entry, ':' between */
+		size_t dl = strcspn(rt, ":");
+
+		n = snprintf(buf, len, "%.*s/control", (int)dl, rt);
+	} else {
+		n = snprintf(buf, len, "%s", CONTROL_DEFAULT_PATH);
+	}
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* ---- formatting ---- */
+
+static void out_vadd(struct ctl_client *cl, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	if (cl->broken)
+		return;
+	va_copy(aq, ap);
+	n = vsnprintf(cl->out ? cl->out + cl->outlen : NULL,
+		      cl->out ? cl->outcap - cl->outlen : 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		goto broken;
+	if (cl->outlen + (size_t)n + 1 > cl->outcap) {
+		size_t cap = cl->outcap ? cl->outcap : 4096;
+		char *p;
+
+		while (cap < cl->outlen + (size_t)n + 1)
+			cap *= 2;
+		if (cap > CONTROL_OUT_MAX)
+			goto broken;
+		p = realloc(cl->out, cap);
+		if (!p)
+			goto broken;
+		cl->out = p;
+		cl->outcap = cap;
+		vsnprintf(cl->out + cl->outlen, cl->outcap - cl->outlen, fmt, ap);
+	}
+	cl->outlen += (size_t)n;
+	return;
+broken:
+	cl->broken = true;
+}
+
+static void __attribute__((format(printf, 2, 3))) out_add(struct ctl_client *cl,
+							   const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vadd(cl, fmt, ap);
+	va_end(ap);
+}
+
+static void __attribute__((format(printf, 2, 3))) out_error(struct ctl_client *cl,
+							     const char *fmt, ...)
+{
+	va_list ap;
+
+	out_add(cl, "ERROR: ");
+	va_start(ap, fmt);
+	out_vadd(cl, fmt, ap);
+	va_end(ap);
+	out_add(cl, "\n");
+}
+
+/* Text from the fabric (node descriptions in messages) may hold anything */
+static const char *printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < len; i++)
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	buf[i] = 0;
+	return buf;
+}
+
+static const char *fmt_when(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, len, "%lld", (long long)t);
+	return buf;
+}
+
+/* The problems a sweep counted, as "2 ports not ACTIVE, 1 LFT error"; "" when none */
+static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
+{
+	const struct {
+		uint64_t n;
+		const char *one, *many;
+	} p[] = {
+		{ r->lost_peers, "peer not answering", "peers not answering" },
+		{ r->unconfigured, "port not configured", "ports not configured" },
+		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
+		{ r->lft_errors, "LFT error", "LFT errors" },
+		{ r->table_errors, "VL table error", "VL table errors" },
+		{ r->unrouted, "unrouted (switch, LID) pair", "unrouted (switch, LID) pairs" },
+		{ r->failed, "SMP unanswered", "SMPs unanswered" },
+	};
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]) && off < len; i++) {
+		int n;
+
+		if (!p[i].n)
+			continue;
+		n = snprintf(buf + off, len - off, "%s%" PRIu64 " %s", off ? ", " : "", p[i].n,
+			     p[i].n == 1 ? p[i].one : p[i].many);
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
+}
+
+static const char *sweep_outcome(const struct smd *smd, char *buf, size_t len)
+{
+	const struct sweep_result *r = smd->stats.last;
+
+	if (!r)
+		snprintf(buf, len, "none yet");
+	else if (smd->stats.last_err)
+		snprintf(buf, len, "failed (%s)", strerror(-smd->stats.last_err));
+	else if (r->standby)
+		snprintf(buf, len, "standby (discovery only)");
+	else
+		snprintf(buf, len, "%s", r->up ? "up" : "NOT up");
+	return buf;
+}
+
+void control_summary(const struct smd *smd, char *buf, size_t len)
+{
+	const struct smd_stats *st = &smd->stats;
+	const struct sweep_result *m = st->model, *l = st->last;
+	char probs[256], when[32], outc[128];
+	struct tm tm;
+	int n;
+
+	switch (smd->sm_state) {
+	case SM_NOT_ACTIVE:
+		snprintf(buf, len, "not active: another SM disabled this one");
+		return;
+	case SM_STANDBY:
+		snprintf(buf, len, "standby: master is SM 0x%016" PRIx64 " (priority %u)",
+			 smd->master.guid, smd->master.priority);
+		return;
+	case SM_DISCOVERING:
+	case SM_MASTER:
+		break;
+	}
+	if (!l) {
+		snprintf(buf, len, "discovering the subnet: no sweep has ended yet");
+		return;
+	}
+	when[0] = 0;
+	if (localtime_r(&st->last_end, &tm))
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+	if (st->last_err || !m) {
+		n = snprintf(buf, len, "%s: last sweep (%s, %.2f s) %s",
+			     sm_state_name(smd->sm_state), when, l->seconds,
+			     sweep_outcome(smd, outc, sizeof(outc)));
+		if (m && n > 0 && (size_t)n < len)
+			snprintf(buf + n, len - (size_t)n, "; the sweep before: %u nodes, %u LIDs, "
+				 "subnet %s", m->nodes, m->lids, m->up ? "up" : "NOT up");
+		return;
+	}
+	problem_counts(m, probs, sizeof(probs));
+	snprintf(buf, len, "%s: subnet %s, %u nodes (%u switches, %u CAs), %u CA ports, %u LIDs; "
+		 "last sweep %s, %.2f s%s%s", sm_state_name(smd->sm_state),
+		 m->up ? "up" : "NOT up", m->nodes, m->switches, m->cas,
+		 m->endports - m->switches, m->lids, when, m->seconds,
+		 probs[0] ? "; problems: " : "", probs);
+}
+
+static void cmd_status(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct smd_stats *st = &smd->stats;
+	const struct sweep_result *m = st->model, *l = st->last;
+	char when[64], buf[LOG_RECORD_LEN], outc[128];
+	time_t now = time(NULL);
+
+	out_add(cl, "smd: %s, pid %ld, running since %s\n", PACKAGE_VERSION, (long)getpid(),
+		fmt_when(st->started, when, sizeof(when)));
+	out_add(cl, "state: %s\n", sm_state_name(smd->sm_state));
+	out_add(cl, "sm_guid: 0x%016" PRIx64 "\n",
+		smd->port ? mad_port_attr(smd->port)->port_guid : 0);
+	out_add(cl, "sm_priority: %u\n", smd->cfg.sm_priority);
+	out_add(cl, "sm_lid: %u\n", smd->sm_lid);
+	if (smd->sm_state == SM_STANDBY)
+		out_add(cl, "master: SM 0x%016" PRIx64 " (priority %u)\n", smd->master.guid,
+			smd->master.priority);
+	if (m) {
+		out_add(cl, "subnet: %s\n", m->up ? "up" : "NOT up");
+		out_add(cl, "nodes: %u\n", m->nodes);
+		out_add(cl, "switches: %u\n", m->switches);
+		out_add(cl, "cas: %u\n", m->cas);
+		out_add(cl, "ca_ports: %u\n", m->endports - m->switches);
+		out_add(cl, "links: %u\n", m->links);
+		out_add(cl, "lids: %u\n", m->lids);
+		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
+	} else {
+		out_add(cl, "subnet: unknown (no sweep has completed)\n");
+	}
+	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
+	out_add(cl, "sweeps: %" PRIu64 " heavy, %" PRIu64 " light\n", smd->heavy_sweeps,
+		smd->light_sweeps);
+	if (st->light) {
+		const struct light_result *lr = st->light;
+
+		out_add(cl, "last_light_sweep: %s, %lld s ago, %u switches asked, %s\n",
+			fmt_when(st->light_end, when, sizeof(when)),
+			(long long)(now - st->light_end), lr->switches,
+			light_changed(lr) ? "a change found" : "no change");
+	}
+	if (l) {
+		out_add(cl, "last_sweep: %s, %lld s ago\n",
+			fmt_when(st->last_end, when, sizeof(when)),
+			(long long)(now - st->last_end));
+		out_add(cl, "last_sweep_seconds: %.3f\n", l->seconds);
+		out_add(cl, "last_sweep_result: %s\n", sweep_outcome(smd, outc, sizeof(outc)));
+		out_add(cl, "last_sweep_smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64
+			" unanswered\n", l->smps, l->timeouts, l->failed);
+	}
+	out_add(cl, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
+		st->smps_sent, st->smps_timed_out, st->smps_lost);
+	out_add(cl, "traps: %" PRIu64 "\n", st->traps + smd->traps);
+	out_add(cl, "resweep_pending: %s\n", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
+		"no");
+	if (l && !st->last_err) {
+		char probs[256];
+
+		problem_counts(l, probs, sizeof(probs));
+		if (probs[0])
+			out_add(cl, "problem_counts: %s\n", probs);
+	}
+	out_add(cl, "problems: %u\n", st->problems.total);
+	for (unsigned int i = 0; i < st->problems.n; i++)
+		out_add(cl, "problem: %s\n", printable(st->problems.msg[i], buf, sizeof(buf)));
+	if (st->problems.total > st->problems.n)
+		out_add(cl, "problems_not_shown: %u\n", st->problems.total - st->problems.n);
+	out_add(cl, "OK\n");
+}
+
+static void sweep_report(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct smd_stats *st = &smd->stats;
+	const struct sweep_result *l = st->last;
+	char outc[128], probs[256];
+
+	if (st->light_only && st->light) {
+		/* Nothing changed: the subnet is as the last heavy sweep left it */
+		out_add(cl, "kind: light, no change found (%u switches asked, %.3f s)\n",
+			st->light->switches, st->light->seconds);
+		out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
+		out_add(cl, "result: %s\n", smd->last_sweep_down ? "NOT up" : "up");
+		out_add(cl, "OK\n");
+		return;
+	}
+	out_add(cl, "kind: heavy\n");
+	out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
+	out_add(cl, "result: %s\n", sweep_outcome(smd, outc, sizeof(outc)));
+	if (l && !st->last_err && !l->standby) {
+		out_add(cl, "nodes: %u (%u switches, %u CAs), %u CA ports, %u LIDs\n", l->nodes,
+			l->switches, l->cas, l->endports - l->switches, l->lids);
+		problem_counts(l, probs, sizeof(probs));
+		if (probs[0])
+			out_add(cl, "problem_counts: %s\n", probs);
+	}
+	if (l)
+		out_add(cl, "seconds: %.3f\nsmps: %" PRIu64 " sent, %" PRIu64 " timed out, %"
+			PRIu64 " unanswered\n", l->seconds, l->smps, l->timeouts, l->failed);
+	out_add(cl, "problems: %u\n", st->problems.total);
+	out_add(cl, "OK\n");
+}
+
+static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
+{
+	struct control *c = cl->ctl;
+	bool heavy = false;
+	int r;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--heavy")) {
+			heavy = true;
+		} else {
+			char buf[40];
+
+			out_error(cl, "resweep: unknown argument '%s' (resweep [--heavy])",
+				  printable(argv[i], buf, sizeof(buf)));
+			return;
+		}
+	}
+	r = c->ops->resweep(c->ctx, heavy);
+	if (r < 0) {
+		out_error(cl, "this SM is %s: %s", sm_state_name(c->smd->sm_state),
+			  r == -EBUSY ? "only the master sweeps" : strerror(-r));
+		return;
+	}
+	log_info("control: %s sweep requested", heavy ? "a heavy" : "a");
+	/* The answer goes out when the sweep has ended */
+	cl->waiting = true;
+	cl->wait_after = c->smd->stats.rounds;
+}
+
+static void cmd_check_routes(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct sweep_result *m = smd->stats.model;
+	const struct route_check *k;
+	char when[64];
+	uint64_t routed;
+	bool ok;
+
+	if (smd->sm_state != SM_MASTER) {
+		out_error(cl, "this SM is %s: the master routes the subnet",
+			  sm_state_name(smd->sm_state));
+		return;
+	}
+	if (!m || !m->engine[0]) {
+		out_error(cl, "no sweep has routed the subnet yet");
+		return;
+	}
+	k = &m->chk;
+	routed = k->pairs - k->disconnected - k->unreachable - k->loops;
+	ok = !k->unreachable && !k->loops && !k->bad_vl && k->acyclic;
+	out_add(cl, "sweep: %" PRIu64 ", ended %s\n", smd->stats.model_sweep,
+		fmt_when(smd->stats.model_end, when, sizeof(when)));
+	out_add(cl, "engine: %s\n", m->engine);
+	out_add(cl, "vls: %u used of %u\n", m->vls, m->vls_budget);
+	out_add(cl, "pairs: %" PRIu64 " (source port, destination LID) pairs checked\n", k->pairs);
+	out_add(cl, "routed: %" PRIu64 "\n", routed);
+	out_add(cl, "unreachable: %" PRIu64 "\n", k->unreachable);
+	out_add(cl, "disconnected: %" PRIu64 " (in another part of a split fabric)\n",
+		k->disconnected);
+	out_add(cl, "loops: %" PRIu64 "\n", k->loops);
+	out_add(cl, "bad_vl: %" PRIu64 "\n", k->bad_vl);
+	if (k->acyclic)
+		out_add(cl, "deadlock_free: yes, the channel dependency graph over (link, VL) is "
+			"acyclic (%" PRIu64 " dependencies)\n", k->dependencies);
+	else
+		out_add(cl, "deadlock_free: NO, the channel dependency graph over (link, VL) has "
+			"a cycle of %u channels, through switch 0x%016" PRIx64 " port %u VL %u\n",
+			k->cycle_len, k->cycle_guid, k->cycle_port, k->cycle_vl);
+	out_add(cl, "routes_per_link: max %" PRIu32 ", mean %.1f\n", k->max_link_routes,
+		k->mean_link_routes);
+	out_add(cl, "max_hops: %u\n", k->max_hops);
+	out_add(cl, "verdict: %s\n", ok ? "OK" : "PROBLEMS");
+	out_add(cl, "OK\n");
+}
+
+static void cmd_help(struct ctl_client *cl)
+{
+	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
+		"command: resweep [--heavy]: sweep now, light (heavy if it finds a change) or "
+		"heavy (full re-discovery); answer when it ended\n"
+		"command: check-routes: the route verifier's verdict on the current routes\n"
+		"command: help: this list\n"
+		"OK\n");
+}
+
+#define ARGS_MAX 8
+
+/* line: len bytes and a NUL */
+static void handle_line(struct ctl_client *cl, char *line, size_t len)
+{
+	char *argv[ARGS_MAX], *save = NULL, *tok, buf[40];
+	int argc = 0;
+
+	if (len && line[len - 1] == '\r')
+		line[--len] = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)line[i];
+
+		if ((ch < 0x20 && ch != '\t') || ch >= 0x7f) {	/* NUL included */
+			out_error(cl, "the request is not a line of text");
+			return;
+		}
+	}
+	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+		if (argc == ARGS_MAX) {
+			out_error(cl, "too many arguments");
+			return;
+		}
+		argv[argc++] = tok;
+	}
+	if (!argc)
+		out_error(cl, "empty request (try help)");
+	else if (!strcmp(argv[0], "status") && argc == 1)
+		cmd_status(cl);
+	else if (!strcmp(argv[0], "resweep"))
+		cmd_resweep(cl, argc, argv);
+	else if (!strcmp(argv[0], "check-routes") && argc == 1)
+		cmd_check_routes(cl);
+	else if (!strcmp(argv[0], "help") && argc == 1)
+		cmd_help(cl);
+	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
+		 !strcmp(argv[0], "help"))
+		out_error(cl, "%s takes no arguments", argv[0]);
+	else
+		out_error(cl, "unknown command '%s' (try help)",
+			  printable(argv[0], buf, sizeof(buf)));
+}
+
+/* ---- clients ---- */
+
+static void client_free(struct ctl_client *cl)
+{
+	struct control *c = cl->ctl;
+
+	for (struct ctl_client **pp = &c->clients; *pp; pp = &(*pp)->next)
+		if (*pp == cl) {
+			*pp = cl->next;
+			break;
+		}
+	c->nclients--;
+	sd_event_source_disable_unref(cl->io);
+	sd_event_source_disable_unref(cl->idle);
+	close(cl->fd);
+	free(cl->out);
+	free(cl);
+}
+
+static bool pending(const struct ctl_client *cl)
+{
+	return cl->outoff < cl->outlen;
+}
+
+/* Send what the socket takes; false when the client is gone */
+static bool client_flush(struct ctl_client *cl)
+{
+	while (pending(cl)) {
+		ssize_t n = send(cl->fd, cl->out + cl->outoff, cl->outlen - cl->outoff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		}
+		cl->outoff += (size_t)n;
+	}
+	cl->outoff = cl->outlen = 0;
+	return true;
+}
+
+static void client_touch(struct ctl_client *cl)
+{
+	uint64_t now;
+
+	sd_event_now(cl->ctl->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(cl->idle, now + CONTROL_IDLE_USEC);
+	sd_event_source_set_enabled(cl->idle, SD_EVENT_ONESHOT);
+}
+
+/* Handle every complete request the client sent, one answer at a time */
+static void client_run(struct ctl_client *cl)
+{
+	uint32_t events;
+
+	for (;;) {
+		char *nl;
+
+		if (cl->broken || !client_flush(cl)) {
+			client_free(cl);
+			return;
+		}
+		if (pending(cl) || cl->waiting || cl->closing)
+			break;
+		nl = memchr(cl->in, '\n', cl->inlen);
+		if (nl) {
+			size_t used = (size_t)(nl - cl->in) + 1;
+
+			*nl = 0;
+			handle_line(cl, cl->in, used - 1);
+			memmove(cl->in, cl->in + used, cl->inlen - used);
+			cl->inlen -= used;
+		} else if (cl->inlen == sizeof(cl->in)) {
+			out_error(cl, "request too long (at most %u bytes with the newline)",
+				  CONTROL_LINE_MAX);
+			cl->closing = true;	/* no way to find the next line */
+		} else if (cl->eof && cl->inlen) {
+			/* The last request, without its newline */
+			size_t len = cl->inlen;
+
+			cl->in[len] = 0;
+			cl->inlen = 0;
+			handle_line(cl, cl->in, len);
+		} else if (cl->eof) {
+			cl->closing = true;
+		} else {
+			break;
+		}
+	}
+	if (cl->closing && !pending(cl)) {
+		client_free(cl);
+		return;
+	}
+	/* Read no more requests until this answer is out */
+	events = pending(cl) ? EPOLLOUT : cl->waiting || cl->eof ? 0 : EPOLLIN;
+	sd_event_source_set_io_events(cl->io, events);
+}
+
+static int on_client_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ctl_client *cl = userdata;
+
+	if (revents & (EPOLLERR | EPOLLHUP)) {
+		/* Gone for good: nobody is left to read an answer */
+		client_free(cl);
+		return 0;
+	}
+	if ((revents & EPOLLIN) && !cl->eof && cl->inlen < sizeof(cl->in)) {
+		ssize_t n = recv(fd, cl->in + cl->inlen, sizeof(cl->in) - cl->inlen, MSG_DONTWAIT);
+
+		if (n == 0)
+			cl->eof = true;
+		else if (n > 0)
+			cl->inlen += (size_t)n;
+		else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			cl->broken = true;
+	}
+	client_touch(cl);
+	client_run(cl);
+	return 0;
+}
+
+static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ctl_client *cl = userdata;
+
+	if (cl->waiting) {
+		client_touch(cl);	/* a sweep takes what it takes */
+		return 0;
+	}
+	log_debug("control: closing a client idle for %llu s",
+		  (unsigned long long)(CONTROL_IDLE_USEC / 1000000));
+	client_free(cl);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct control *c = userdata;
+
+	for (;;) {
+		struct ctl_client *cl;
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (cfd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
+			    errno != ECONNABORTED)
+				log_warn("control: accept failed: %s", strerror(errno));
+			return 0;
+		}
+		if (c->nclients >= CONTROL_CLIENTS_MAX) {
+			static const char busy[] = "ERROR: too many clients, try again\n";
+
+			if (send(cfd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0)
+				log_debug("control: cannot tell a client it is one too many");
+			close(cfd);
+			continue;
+		}
+		cl = calloc(1, sizeof(*cl));
+		if (!cl) {
+			close(cfd);
+			continue;
+		}
+		cl->ctl = c;
+		cl->fd = cfd;
+		if (sd_event_add_io(c->ev, &cl->io, cfd, EPOLLIN, on_client_io, cl) < 0 ||
+		    sd_event_add_time(c->ev, &cl->idle, CLOCK_MONOTONIC, 0, 1000000,
+				      on_client_idle, cl) < 0) {
+			sd_event_source_disable_unref(cl->io);
+			close(cfd);
+			free(cl);
+			continue;
+		}
+		cl->next = c->clients;
+		c->clients = cl;
+		c->nclients++;
+		client_touch(cl);
+	}
+}
+
+void control_sweep_done(struct control *c)
+{
+	struct ctl_client *cl, *next;
+
+	if (!c)
+		return;
+	for (cl = c->clients; cl; cl = next) {
+		next = cl->next;
+		if (!cl->waiting || c->smd->stats.rounds <= cl->wait_after)
+			continue;
+		cl->waiting = false;
+		sweep_report(cl);
+		client_run(cl);
+	}
+}
+
+void control_sweep_cancel(struct control *c, const char *why)
+{
+	struct ctl_client *cl, *next;
+
+	if (!c)
+		return;
+	for (cl = c->clients; cl; cl = next) {
+		next = cl->next;
+		if (!cl->waiting)
+			continue;
+		cl->waiting = false;
+		out_error(cl, "no sweep: %s", why);
+		client_run(cl);
+	}
+}
+
+/* ---- the listening socket ---- */
+
+static int make_dir(const char *path)
+{
+	char *copy = strdup(path);
+	int r = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	if (mkdir(dirname(copy), 0755) < 0 && errno != EEXIST)
+		r = -errno;
+	free(copy);
+	return r;
+}
+
+/* EADDRINUSE from bind(): replace the socket only when nobody answers on it */
+static int take_over_stale(const struct sockaddr_un *sa)
+{
+	struct stat st;
+	int fd, r;
+
+	if (lstat(sa->sun_path, &st) < 0)
+		return -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	r = connect(fd, (const struct sockaddr *)sa, sizeof(*sa));
+	close(fd);
+	if (r == 0)
+		return -EADDRINUSE;
+	if (errno != ECONNREFUSED)
+		return -errno;
+	return unlink(sa->sun_path) < 0 ? -errno : 0;
+}
+
+int control_open(struct smd *smd, sd_event *ev, const char *path,
+		 const struct control_ops *ops, void *ctx, struct control **out)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct control *c;
+	struct stat st;
+	mode_t old;
+	int r;
+
+	*out = NULL;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->smd = smd;
+	c->ev = sd_event_ref(ev);
+	c->ops = ops;
+	c->ctx = ctx;
+	memcpy(c->path, sa.sun_path, sizeof(c->path));
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = make_dir(path);
+	if (r < 0)
+		goto fail;
+	/*
+	 * Only root (and root's group) may talk to smd: it can make smd
+	 * sweep. The mask applies to the file bind() creates.
+	 */
+	old = umask(0117);
+	r = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+	if (r < 0 && errno == EADDRINUSE) {
+		r = take_over_stale(&sa);
+		if (r == 0)
+			r = bind(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+		else
+			errno = -r;
+	}
+	umask(old);
+	if (r < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (stat(path, &st) == 0) {
+		c->dev = st.st_dev;
+		c->ino = st.st_ino;
+	}
+	if (listen(c->fd, 16) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	r = sd_event_add_io(ev, &c->listen, c->fd, EPOLLIN, on_accept, c);
+	if (r < 0)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	control_close(c);
+	return r;
+}
+
+struct control *control_close(struct control *c)
+{
+	struct stat st;
+
+	if (!c)
+		return NULL;
+	while (c->clients)
+		client_free(c->clients);
+	sd_event_source_disable_unref(c->listen);
+	if (c->fd >= 0) {
+		/* Remove the socket file only if it is still the one this smd made */
+		if (c->ino && stat(c->path, &st) == 0 && st.st_dev == c->dev &&
+		    st.st_ino == c->ino)
+			unlink(c->path);
+		close(c->fd);
+	}
+	sd_event_unref(c->ev);
+	free(c);
+	return NULL;
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The control socket: smctl talks to the running daemon over a unix stream
+ * socket, served from the daemon's sd-event loop without ever blocking it.
+ *
+ * Protocol (smctl(8) documents it): a request is one line of text, a
+ * command and its arguments separated by blanks, at most CONTROL_LINE_MAX
+ * bytes with the newline. The answer is zero or more data lines, each
+ * "key: value" or indented, then one line that is either "OK" or
+ * "ERROR: reason". A connection may carry several requests, one after the
+ * other. Commands: status, resweep [--heavy], check-routes, help.
+ */
+#ifndef SMD_CONTROL_H
+#define SMD_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct smd;
+struct control;
+struct sd_event;
+
+#define CONTROL_LINE_MAX	512
+#define CONTROL_DEFAULT_PATH	"/run/smd/control"
+
+struct control_ops {
+	/*
+	 * Sweep as soon as the loop can; heavy: a full re-discovery. 0, or
+	 * -EBUSY when this SM does not sweep (standby, not active).
+	 */
+	int (*resweep)(void *ctx, bool heavy);
+};
+
+/*
+ * The socket to serve: cfg (control_socket) when set, else
+ * $RUNTIME_DIRECTORY/control (systemd's RuntimeDirectory=), else
+ * CONTROL_DEFAULT_PATH. Returns 0, 1 when cfg is "none" (no socket), or
+ * -ENAMETOOLONG.
+ */
+int control_socket_path(const char *cfg, char *buf, size_t len);
+/*
+ * Listen on path (its directory is created when missing). A stale socket
+ * left by a dead smd is replaced; one that another process still answers
+ * on is not (-EADDRINUSE), nor anything that is not a socket (-EEXIST).
+ */
+int control_open(struct smd *smd, struct sd_event *ev, const char *path,
+		 const struct control_ops *ops, void *ctx, struct control **out);
+/* Closes every client and removes the socket; returns NULL */
+struct control *control_close(struct control *c);
+/* A sweep ended (smd->stats is up to date): answer the clients waiting for one */
+void control_sweep_done(struct control *c);
+/* No sweep will come, because why: answer the waiting clients with an error */
+void control_sweep_cancel(struct control *c, const char *why);
+/* One line for systemd's STATUS=: the SM state, the subnet, the last sweep, problems */
+void control_summary(const struct smd *smd, char *buf, size_t len);
+
+#endif

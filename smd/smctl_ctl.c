@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smctl commands the running daemon answers over its control socket
+ * (protocol in smd/control.h): status, resweep, check-routes.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "smd/control.h"
+#include "smd/smctl.h"
+
+#define ANSWER_MAX	(4u << 20)
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int connect_smd(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, e;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "smctl: %s: socket path too long\n", path);
+		return -1;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		fprintf(stderr, "smctl: socket: %s\n", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	if (e == ENOENT)
+		fprintf(stderr, "smctl: smd is not running: no control socket %s "
+			"(start smd, or give its socket with --socket PATH)\n", path);
+	else if (e == ECONNREFUSED)
+		fprintf(stderr, "smctl: smd is not running: nobody answers on %s\n", path);
+	else if (e == EACCES || e == EPERM)
+		fprintf(stderr, "smctl: %s: %s (the control socket is for root)\n", path,
+			strerror(e));
+	else if (e == EAGAIN)
+		fprintf(stderr, "smctl: smd on %s is busy, try again\n", path);
+	else
+		fprintf(stderr, "smctl: cannot connect to smd on %s: %s\n", path, strerror(e));
+	return -1;
+}
+
+/*
+ * Send one request and read its answer up to the OK or ERROR line.
+ * Returns 0 with the data lines in *out (malloc'd, NUL-terminated), 1 when
+ * smd answered ERROR (said on stderr), -1 on any other failure (said too).
+ */
+static int request(const char *path, const char *req, int timeout_s, char **out)
+{
+	size_t len = 0, cap = 4096, off = 0, reqlen = strlen(req);
+	long long deadline = now_ms() + (long long)timeout_s * 1000;
+	char *buf = NULL;
+	int fd, r = -1;
+
+	*out = NULL;
+	fd = connect_smd(path);
+	if (fd < 0)
+		return -1;
+	buf = malloc(cap);
+	if (!buf) {
+		fprintf(stderr, "smctl: out of memory\n");
+		goto out;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = off < reqlen ? POLLOUT : POLLIN };
+		long long left = deadline - now_ms();
+		char *line, *end;
+		ssize_t n;
+
+		if (left <= 0) {
+			fprintf(stderr, "smctl: no answer from smd within %d s\n", timeout_s);
+			goto out;
+		}
+		n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
+		if (n < 0 && errno != EINTR) {
+			fprintf(stderr, "smctl: poll: %s\n", strerror(errno));
+			goto out;
+		}
+		if (n <= 0)
+			continue;
+		if (off < reqlen) {
+			n = send(fd, req + off, reqlen - off, MSG_NOSIGNAL);
+			if (n < 0 && errno != EAGAIN && errno != EINTR) {
+				fprintf(stderr, "smctl: sending to smd: %s\n", strerror(errno));
+				goto out;
+			}
+			if (n > 0)
+				off += (size_t)n;
+			continue;
+		}
+		if (len + 1 >= cap) {
+			char *p;
+
+			if (cap >= ANSWER_MAX) {
+				fprintf(stderr, "smctl: the answer is too long\n");
+				goto out;
+			}
+			p = realloc(buf, cap * 2);
+			if (!p) {
+				fprintf(stderr, "smctl: out of memory\n");
+				goto out;
+			}
+			buf = p;
+			cap *= 2;
+		}
+		n = recv(fd, buf + len, cap - len - 1, 0);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EINTR)
+				continue;
+			fprintf(stderr, "smctl: reading from smd: %s\n", strerror(errno));
+			goto out;
+		}
+		if (n == 0) {
+			fprintf(stderr, "smctl: smd closed the connection before it answered\n");
+			goto out;
+		}
+		len += (size_t)n;
+		buf[len] = 0;
+		/* The answer ends with a line "OK" or "ERROR: ..." */
+		if (len == 0 || buf[len - 1] != '\n')
+			continue;
+		buf[len - 1] = 0;
+		end = strrchr(buf, '\n');
+		line = end ? end + 1 : buf;
+		if (!strcmp(line, "OK")) {
+			*line = 0;
+			*out = buf;
+			buf = NULL;
+			r = 0;
+			goto out;
+		}
+		if (!strncmp(line, "ERROR: ", 7)) {
+			fprintf(stderr, "smctl: smd: %s\n", line + 7);
+			r = 1;
+			goto out;
+		}
+		buf[len - 1] = '\n';
+	}
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+/* Options of the daemon commands: --socket PATH, --timeout SECONDS, [--heavy] */
+static int parse_opts(struct smctl_ctx *ctx, int argc, char **argv, const char *use,
+		      bool *heavy, int *timeout_s)
+{
+	static const struct option opts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "heavy", no_argument, NULL, 'H' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char *end;
+	long v;
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "s:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			ctx->socket = optarg;
+			break;
+		case 't':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || v < 1 || v > 86400) {
+				fprintf(stderr, "smctl %s: bad timeout '%s' (1-86400 s)\n",
+					argv[0], optarg);
+				return -1;
+			}
+			*timeout_s = (int)v;
+			break;
+		case 'H':
+			if (!heavy)
+				goto usage;
+			*heavy = true;
+			break;
+		case 'h':
+			printf("Usage: smctl %s %s\n", argv[0], use);
+			return 1;
+		default:
+			goto usage;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, "smctl %s: unexpected argument '%s'\n", argv[0], argv[optind]);
+		return -1;
+	}
+	return 0;
+usage:
+	fprintf(stderr, "Usage: smctl %s %s\n", argv[0], use);
+	return -1;
+}
+
+/* Is there a line "key: value..." in the answer? */
+static bool has_line(const char *answer, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = answer; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == 0))
+			return true;
+	return false;
+}
+
+int smctl_status(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 30, r;
+	char *answer;
+
+	/* With a database named, the last sweep it holds: no daemon needed */
+	if (ctx->db_given)
+		return smctl_status_db(ctx, argc, argv);
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--db") || !strcmp(argv[i], "-d") ||
+		    !strncmp(argv[i], "--db=", 5))
+			return smctl_status_db(ctx, argc, argv);
+	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S] | --db FILE", NULL,
+		       &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	r = request(ctx->socket, "status\n", timeout_s, &answer);
+	if (r)
+		return 1;
+	fputs(answer, stdout);
+	free(answer);
+	return 0;
+}
+
+int smctl_resweep(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 600, r;
+	bool heavy = false;
+	char *answer;
+
+	r = parse_opts(ctx, argc, argv, "[--heavy] [--socket PATH] [--timeout S]", &heavy,
+		       &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	r = request(ctx->socket, heavy ? "resweep --heavy\n" : "resweep\n", timeout_s, &answer);
+	if (r)
+		return 1;
+	fputs(answer, stdout);
+	r = has_line(answer, "result: up") ? 0 : 1;
+	free(answer);
+	return r;
+}
+
+int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 30, r;
+	char *answer;
+
+	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S]", NULL, &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	r = request(ctx->socket, "check-routes\n", timeout_s, &answer);
+	if (r)
+		return 1;
+	fputs(answer, stdout);
+	r = has_line(answer, "verdict: OK") ? 0 : 1;
+	free(answer);
+	return r;
+}
