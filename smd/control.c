@@ -271,7 +271,10 @@ static void cmd_status(struct ctl_client *cl)
 	if (smd->sm_state == SM_STANDBY)
 		out_add(cl, "master: SM 0x%016" PRIx64 " (priority %u)\n", smd->master.guid,
 			smd->master.priority);
-	if (m) {
+	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE) {
+		/* What it programmed as master before, if ever, is the master's now */
+		out_add(cl, "subnet: the master's\n");
+	} else if (m) {
 		out_add(cl, "subnet: %s\n", m->up ? "up" : "NOT up");
 		out_add(cl, "nodes: %u\n", m->nodes);
 		out_add(cl, "switches: %u\n", m->switches);

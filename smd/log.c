@@ -4,19 +4,37 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "smd/log.h"
 
 static const char *log_ident = "smd";
 static int log_level = LOG_LVL_INFO;
-static int log_journal;		/* stderr is connected to journald: use <N> prefixes */
+static int log_journal;		/* stderr is journald's: <N> prefixes, no time stamps */
 static struct log_record *log_rec;
+
+/*
+ * systemd sets JOURNAL_STREAM=DEV:INODE for a service whose stderr goes to
+ * the journal; a child of such a service with stderr elsewhere inherits it,
+ * hence the check that stderr is still that stream (systemd.exec(5)).
+ */
+static int stderr_is_journal(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!e || sscanf(e, "%llu:%llu", &dev, &ino) != 2 || fstat(STDERR_FILENO, &st) < 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 void log_init(const char *ident, int level)
 {
 	log_ident = ident;
 	log_level = level;
-	log_journal = getenv("JOURNAL_STREAM") != NULL;
+	log_journal = stderr_is_journal();
 }
 
 void log_record(struct log_record *rec)

@@ -7,6 +7,7 @@ pkgs=(
 	libibumad-dev libibmad-dev libsqlite3-dev libsystemd-dev
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
 	tshark
+	systemd
 )
 missing=()
 for p in "${pkgs[@]}"; do
