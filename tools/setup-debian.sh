@@ -3,7 +3,7 @@
 # Debian 12 (as root). Safe to run again.
 set -euo pipefail
 pkgs=(
-	build-essential autoconf automake pkg-config
+	build-essential autoconf automake pkg-config groff-base
 	libibumad-dev libibmad-dev libsqlite3-dev libsystemd-dev
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
 	tshark

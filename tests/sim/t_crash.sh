@@ -85,16 +85,24 @@ fabric_lids >fabric2
 check cmp -s fabric0 fabric2
 check "$SMCTL" --db "$db" status >status.out
 
-# Another process holds the write lock: smd says so and runs on, no hang
-(echo "BEGIN IMMEDIATE;"; sleep 6; echo "ROLLBACK;") | sqlite3 "$db" &
+# Another process holds the write lock for as long as smd runs: smd says
+# so and finishes anyway (a hang would be caught by the test's timeout).
+# The holder prints "held" once BEGIN IMMEDIATE has taken the lock, and lets
+# go only after smd has exited, so no wall-clock bound is needed.
+mkfifo lockctl
+sqlite3 "$db" <lockctl >lockout 2>&1 &
 holder=$!
-sleep 0.5
-t0=$(now_ms)
+exec 7>lockctl
+echo "BEGIN IMMEDIATE; SELECT 'held';" >&7
+for _ in $(seq 600); do grep -q held lockout && break; sleep 0.1; done
+check grep -q held lockout
 sim_run "$SMD" --once --db "$db" >locked 2>&1 || true
-check test $(($(now_ms) - t0)) -lt 5000
+check kill -0 "$holder"
+echo "ROLLBACK;" >&7
+exec 7>&-
+wait "$holder"
 check grep -q "subnet UP" locked
 check grep -q "saving the sweep to the database failed: .*locked by another process" locked
-wait "$holder"
 
 # A corrupt database is moved aside, with a clear line; the LIDs come from
 # what the ports hold, and the new database has them all

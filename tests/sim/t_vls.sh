@@ -34,6 +34,17 @@ sys.exit(0 if n and vl[:n] == pvl and wt[:n] == pwt and any(pwt) == (sys.argv[3]
 PY
 }
 
+# reconfigure: smd reads its configuration again (SIGHUP), then a heavy
+# sweep that starts after that is asked for and waited for over the control
+# socket: its answer comes once the sweep ended and the SA has the new model
+reconfigure() {
+	local n
+	n=$(grep -c "configuration .* read again" "$log")
+	kill -HUP "$smd_pid"
+	wait_for "$log" "configuration .* read again" $((n + 1)) || return 1
+	"$SMCTL" --socket "$tmp/control" resweep --heavy >"$tmp/resweep" 2>&1
+}
+
 # run_one SPEC MAX_VLS: start the fabric and smd, check, stop both
 run_one() {
 	local spec=$1 vls=$2 net log
@@ -63,14 +74,12 @@ run_one() {
 		check vlarb_same "$swlid" 1 1 Low
 		check vlarb_same "$swlid" 2 3 High
 		# A second sweep finds every table as it left it and sends none
-		kill -HUP "$smd_pid"
-		wait_for "$log" "VL tables:" 2
+		check reconfigure
 		check grep -q "VL tables: 0 sent, 0 unchanged, [1-9][0-9]* nodes trusted" \
 			<(grep "VL tables:" "$log" | tail -1)
 		# One VL: every table is rewritten to VL 0, and the fabric agrees
 		sed -i 's/^max_vls = .*/max_vls = 1/' "$tmp/smd.conf"
-		kill -HUP "$smd_pid"
-		wait_for "$log" "VL tables:" 3
+		check reconfigure
 		if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls 1 >"$tmp/check" 2>&1 &&
 		   grep -q "VLs used \[0\]" "$tmp/check"; then
 			ok "$spec after max_vls = 1: $(head -1 "$tmp/check")"
@@ -79,8 +88,7 @@ run_one() {
 		fi
 		# The checker can fail: min-hop routes on a torus have a credit loop
 		printf 'sweep_interval = 0\nrouting_engine = minhop\n' >"$tmp/smd.conf"
-		kill -HUP "$smd_pid"
-		wait_for "$log" "VL tables:" 4
+		check reconfigure
 		rc=0
 		python3 "$here/checkvls.py" --smctl "$SMCTL" >"$tmp/check" 2>&1 || rc=$?
 		check test "$rc" -eq 1
