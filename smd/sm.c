@@ -72,18 +72,20 @@ static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, 
 	struct smp req;
 	int r;
 
+	struct sm_info si = {
+		.guid = own_guid(smd), .act_count = smd->act_count,
+		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
+	};
+
 	r = smp_init_dr(&req, method, SMP_ATTR_SM_INFO, amod, &q->peer.path);
 	if (r < 0)
 		return r;
-	if (method == MAD_METHOD_SET) {
-		/* IBA 14.4.1: the sender's own SMInfo rides in a Set */
-		struct sm_info si = {
-			.guid = own_guid(smd), .act_count = smd->act_count,
-			.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
-		};
-
-		sm_info_encode(&si, req.data);
-	}
+	/*
+	 * IBA 14.4.1: the sender's own SMInfo rides in a Set. It rides in a
+	 * Get too: an SMA ignores a Get's data, and a master polled by a
+	 * standby that outranks it learns so from it (sm_polled_by()).
+	 */
+	sm_info_encode(&si, req.data);
 	return txn_submit(smd->txn, &req, 0, sm_query_cb, q);
 }
 
@@ -336,6 +338,31 @@ static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info 
 	}
 }
 
+/*
+ * A master polled by a standby that outranks it: the election of the next
+ * heavy sweep hands over to it. Without this, a standby that came up while
+ * this master swept (both started at once) would stay unseen: light sweeps
+ * do not look for SMs, and its IsSM trap may have gone nowhere. A Get with
+ * no SMInfo in it (sminfo(8) sends zeros) is not a poll.
+ */
+static void sm_polled_by(struct smd *smd, const struct sm_info *si)
+{
+	const struct sm_peer *known;
+	uint64_t me = own_guid(smd);
+
+	if (smd->sm_state != SM_MASTER || !si->guid || si->guid == me ||
+	    si->sm_state != SM_STANDBY ||
+	    !sm_outranks(si->priority, si->guid, (uint8_t)smd->cfg.sm_priority, me))
+		return;
+	known = peer_find(smd, si->guid);
+	if (known && known->state == SM_STANDBY && known->priority == si->priority)
+		return;		/* the last election saw it as it is */
+	if (!smd->resweep)
+		log_info("SM 0x%016" PRIx64 " (priority %u) polls this master and outranks it: "
+			 "heavy sweep to hand over", si->guid, si->priority);
+	smd->resweep = true;
+}
+
 void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		      const struct mad_addr *from)
 {
@@ -359,6 +386,8 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 			status = sm_control(smd, smp.hdr.attr_mod, &si);
 	} else if (smp.hdr.method != MAD_METHOD_GET) {
 		status = MAD_STATUS_METHOD_UNSUPP;
+	} else if (sm_info_decode(smp.data, &si) == 0) {
+		sm_polled_by(smd, &si);
 	}
 	/* The answer carries this SM's SMInfo, in its state after the request */
 	si = (struct sm_info){

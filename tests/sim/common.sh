@@ -35,7 +35,7 @@ finish() {
 # on a loaded 2-core machine must never come near it.
 wait_for() {
 	for _ in $(seq 1800); do
-		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] && return 0
+		[ "$(grep -c "$2" "$1" 2>/dev/null || true)" -ge "$3" ] 2>/dev/null && return 0
 		sleep 0.1
 	done
 	return 1
@@ -46,6 +46,9 @@ wait_for() {
 # its control socket goes, as under systemd's RuntimeDirectory=); sets smd_pid
 smd_pid=
 smd_start() {
+	# Emptied here, not by the subshell's redirection: a wait_for that
+	# follows must never see the previous run's lines
+	: >"$3"
 	(cd "$(dirname "$3")" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" \
 		"$SMD" --config "$1" --db "$2" >"$3" 2>&1) &
 	smd_pid=$!

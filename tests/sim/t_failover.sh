@@ -6,8 +6,9 @@
 # the issue sets), every port keeps its LID and the fabric checks out.
 # Then the old master comes back with its higher priority: it finds a
 # master, goes standby, and the master hands over to it (SMInfo HANDOVER):
-# one master again, the better one, and still the same LIDs. Last, both
-# started at the same moment settle the same way.
+# one master again, the better one, and still the same LIDs. Then the same
+# when the better SM's IsSM trap is lost (only its polls tell the master),
+# and last, both started at the same moment settle the same way.
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 pids=
@@ -125,6 +126,24 @@ stop_both() {
 }
 stop_both
 
+# A standby whose IsSM trap went nowhere (its port's SMLid points at no SM)
+# is still found: its polls carry its SMInfo, and the master it outranks
+# hands over. B alone first, with no light sweeps to stumble on A.
+printf 'sm_priority = 1\nsweep_interval = 0\n' >"$tmp/b/conf"
+n=$(grep -c "subnet UP" "$tmp/b/out")
+start_sm b host-0009
+check wait_for "$tmp/b/out" "subnet UP" $((n + 1))
+SIM_HOST=smhost sim_run ibportstate -D 0 1 smlid 999 >/dev/null 2>&1
+check test "$(SIM_HOST=smhost sim_run smpquery -D portinfo 0 | sed -n 's/^SMLid:\.*//p')" = 999
+start_sm a smhost
+check wait_for "$tmp/b/out" "SM 0x0002c90300000005 (priority 5) polls this master and outranks it" 1
+check wait_for "$tmp/a/out" "STANDBY -> MASTER: SM 0x0002c90300000029 handed mastership over" 2
+check test "$(grep -c "DISCOVERING -> STANDBY: SM 0x0002c90300000029 (priority 1) is master" \
+	"$tmp/a/out")" -eq 2
+check grep -q "priority 5 state 3 SMINFO_MASTER" <(sm_state smhost)
+stop_both
+printf 'sm_priority = 1\nsweep_interval = 3\n' >"$tmp/b/conf"
+
 # Both at once: whoever wins the race, they settle on A master, B standby
 start_sm a smhost
 start_sm b host-0009
@@ -138,6 +157,7 @@ for _ in $(seq 60); do
 	sleep 0.5
 done
 check test -n "$settled"
+[ -n "$settled" ] || { sm_state smhost; sm_state host-0009; tail -n 15 "$tmp/a/out" "$tmp/b/out"; }
 fabric_lids >"$tmp/lids.last"
 check diff "$tmp/lids.before" "$tmp/lids.last"
 stop_both
