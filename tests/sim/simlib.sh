@@ -62,6 +62,7 @@ _SIM_PID=
 _SIM_SLEEPER_PID=
 _SIM_OWN_DIR=
 _SIM_CLIENT_PIDS=
+_SIM_SYNC=0
 
 _SIM_PREV_EXIT_TRAP=
 _SIM_TRAPPED=
@@ -191,14 +192,25 @@ sim_run() {
 }
 
 # sim_console LINE...: send console command(s) to ibsim (output goes to
-# SIM_LOG).  Returns at once; ibsim executes it when it next polls stdin.
+# SIM_LOG).  Returns once ibsim has executed them (1 after 30 s without).
 sim_console() {
 	local line
 	[ -n "$_SIM_PID" ] || { _sim_log "sim_console: no simulator running"; return 1; }
+	# ibsim runs console commands in order and names an unknown one in
+	# its log: a unique unknown command after the others, once named,
+	# says every command before it has taken effect
+	_SIM_SYNC=$((_SIM_SYNC + 1))
+	set -- "$@" "smd-sync-$$-$_SIM_SYNC"
 	for line in "$@"; do
 		timeout 10 sh -c 'printf "%s\n" "$1" >"$2"' sh "$line" "$SIM_DIR/console" ||
 			{ _sim_log "sim_console: cannot write to console"; return 1; }
 	done
+	for _ in $(seq 600); do
+		grep -q "command 'smd-sync-$$-$_SIM_SYNC' unknown" "$SIM_LOG" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	_sim_log "sim_console: the simulator did not take the commands in 30 s"
+	return 1
 }
 
 # Kill one of our processes by pid, waiting (bounded) for it to go away.

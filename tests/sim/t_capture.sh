@@ -359,7 +359,6 @@ sim_start "$tmp/ft4.net" >/dev/null 2>&1
 for sw in $(awk '/^Switch/ && /agg/ { gsub(/"/, "", $3); print $3 }' "$tmp/ft4.net"); do
 	sim_console "Error \"$sw\" 10"
 done
-sleep 0.2
 printf 'smp_retries = 12\ncapture = %s\n' "$tmp/l.pcap" >"$tmp/l.conf"
 rc=0
 (cd "$tmp" && sim_run "$SMD" --once --config "$tmp/l.conf" --db "$tmp/l.db") \

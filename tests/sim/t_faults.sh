@@ -10,7 +10,6 @@ $GEN ft3 4 -o "$tmp/net" 2>/dev/null
 # A core switch drops every SMP addressed to it
 sim_start "$tmp/net" >/dev/null 2>&1
 sim_console 'Error "core-001" 100'
-sleep 0.2
 rc=0
 sim_run "$SMD" --once --db "$tmp/a.db" >"$tmp/silent" 2>&1 || rc=$?
 check test "$rc" -eq 0
@@ -25,7 +24,6 @@ sim_start "$tmp/net" >/dev/null 2>&1
 for sw in $(awk '/^Switch/ && /agg/ { gsub(/"/, "", $3); print $3 }' "$tmp/net"); do
 	sim_console "Error \"$sw\" 10"
 done
-sleep 0.2
 printf 'smp_retries = 12\n' >"$tmp/lossy.conf"
 rc=0
 sim_run "$SMD" --once --config "$tmp/lossy.conf" --db "$tmp/b.db" >"$tmp/lossy" 2>&1 || rc=$?
@@ -36,7 +34,6 @@ check grep -Eq "SMPs \([1-9][0-9]* timed out, 0 unanswered\)" "$tmp/lossy"
 for sw in $(awk '/^Switch/ && /agg/ { gsub(/"/, "", $3); print $3 }' "$tmp/net"); do
 	sim_console "Error \"$sw\" 0"
 done
-sleep 0.2
 check python3 "$here/checkfabric.py" "$tmp/net"
 sim_stop
 finish

@@ -75,7 +75,6 @@ sim_stop
 # the switch answers again and the next sweep brings the subnet up
 sim_start "$tmp/net" >/dev/null 2>&1
 sim_console 'Error "sw-1-1" 100 25'
-sleep 0.2
 printf 'sweep_interval = 1\nready_timeout = 2\n' >"$tmp/b.conf"
 # WATCHDOG_PID names another process: smd must not ping
 run "$tmp/b" "$tmp/b.conf" $$
