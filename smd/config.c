@@ -27,6 +27,7 @@ void config_defaults(struct smd_config *c)
 	c->packet_life_time = 18;
 	c->subnet_timeout = 18;
 	snprintf(c->routing_engine, sizeof(c->routing_engine), "dfree,updn,minhop");
+	c->routing_repair = true;
 	c->vlarb_low.automatic = true;
 	c->log_level = LOG_LVL_INFO;
 	c->sweep_interval = 10;
@@ -50,6 +51,17 @@ static int parse_uint(const char *v, unsigned long min, unsigned long max, unsig
 	if (errno || *end || x < min || x > max)
 		return -ERANGE;
 	*out = (unsigned int)x;
+	return 0;
+}
+
+static int parse_bool(const char *v, bool *out)
+{
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+		*out = true;
+	else if (!strcmp(v, "no") || !strcmp(v, "false") || !strcmp(v, "0"))
+		*out = false;
+	else
+		return -EPROTO;
 	return 0;
 }
 
@@ -185,6 +197,8 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			r = -ENOENT;
 		else
 			snprintf(c->routing_engine, sizeof(c->routing_engine), "%s", v);
+	} else if (!strcmp(key, "routing_repair")) {
+		r = parse_bool(v, &c->routing_repair);
 	} else if (!strcmp(key, "max_vls")) {
 		r = parse_uint(v, 0, 8, &c->max_vls);
 	} else if (!strcmp(key, "vlarb_low")) {
@@ -234,6 +248,7 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" :
 			 r == -EBADR ? " (VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64)" :
 			 r == -ENAMETOOLONG ? " (a socket path has at most 107 bytes)" :
+			 r == -EPROTO ? " (yes or no)" :
 			 "");
 	return r;
 }
@@ -327,6 +342,7 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "sm_poll_interval = %u\n", c->sm_poll_interval);
 	fprintf(out, "sm_poll_retries = %u\n", c->sm_poll_retries);
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
+	fprintf(out, "routing_repair = %s\n", c->routing_repair ? "yes" : "no");
 	fprintf(out, "max_vls = %u\n", c->max_vls);
 	print_vlarb(out, "vlarb_low", &c->vlarb_low);
 	print_vlarb(out, "vlarb_high", &c->vlarb_high);

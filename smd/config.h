@@ -37,6 +37,7 @@ struct smd_config {
 	unsigned int sm_poll_retries;	/* polls the master may miss before a takeover */
 	char routing_engine[128];	/* an ordered list: "dfree,updn,minhop" */
 	unsigned int max_vls;		/* data VLs routes may use; 0 = what the ports allow */
+	bool routing_repair;		/* lost cables: re-route only the routes they carried */
 	struct config_vlarb vlarb_low;	/* VLArbitration tables on every port */
 	struct config_vlarb vlarb_high;
 	unsigned int vlarb_high_limit;	/* PortInfo.VLHighLimit */

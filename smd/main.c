@@ -398,6 +398,8 @@ static int do_sweep(struct loop *lp)
 			light_check(lp, &lr);
 		log_info("heavy sweep: %s", why);
 	}
+	/* Asked for (SIGHUP, smctl resweep --heavy): routes computed afresh too */
+	smd->route_full = smd->resweep_heavy;
 	smd->resweep = smd->resweep_heavy = false;
 	smd->traps = 0;
 	smd->heavy_sweeps++;
@@ -614,6 +616,7 @@ static void reload_config(struct smd *smd)
 	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
 		log_warn("SIGHUP: SMP transport settings apply after a restart");
 	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
+	smd->cfg.routing_repair = c.routing_repair;
 	smd->cfg.max_vls = c.max_vls;
 	smd->cfg.vlarb_low = c.vlarb_low;
 	smd->cfg.vlarb_high = c.vlarb_high;

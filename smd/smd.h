@@ -59,6 +59,9 @@ struct smd {
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
 	struct route_result *routes;	/* its routes' SLs and SL-to-VL tables */
+	bool routes_repairable;		/* they are deadlock-free: route_repair may start from them */
+	char routes_engine[32];		/* the engine they come from */
+	bool route_full;		/* this sweep computes routes afresh (asked for) */
 	/* The VL arbitration tables it programmed: low, high */
 	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];
 	struct sa *sa;			/* answers from fabric once the subnet is up */

@@ -17,6 +17,8 @@ struct sweep {
 	struct disc *disc;
 	struct sweep_result *res;
 	struct route_result *routes;	/* SLs and SL-to-VL tables of this sweep's routes */
+	char engine[32];		/* the engine the routes come from (repaired or not) */
+	bool repairable;		/* deadlock-free: the next sweep may repair them */
 	unsigned int vls;		/* data VLs the routes use */
 	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];	/* low, high: every port */
 	int err;		/* a fatal error inside a callback (ENOMEM) */
@@ -932,6 +934,101 @@ static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
 	return store_lid_lookup(ctx, guid, lid);
 }
 
+/*
+ * Routes for the new model. When the fabric only lost cables, switches or
+ * endports since the last model, its routes are repaired (route_repair):
+ * only the routes that crossed what is gone move, instead of a global
+ * rebalance that would disturb every flow of the cluster. Otherwise, or
+ * when asked to (SIGHUP, smctl resweep --heavy), or when repair fits no
+ * VL, the engine list computes them afresh, falling back in order. Every
+ * result is verified, and every step not taken is logged. The engine may
+ * use the data VLs every cabled port offers, or max_vls; the SL-to-VL
+ * tables make its SLs real.
+ */
+static int phase_route(struct sweep *sw, struct route_stats *rs)
+{
+	struct smd *smd = sw->smd;
+	struct sweep_result *res = sw->res;
+	struct route_opts ropts = { .max_vls = smd->cfg.max_vls };
+	struct route_attempt att[8];
+	struct route_repair_info info;
+	struct route_result *rres = NULL;
+	struct route_check chk;
+	unsigned int tried = 0;
+	const char *why;
+	double t1 = now_s();
+	bool acyclic = true;
+	int used, r;
+
+	if (smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
+	    smd->fabric && smd->routes) {
+		r = route_repair(smd->fabric, smd->routes, sw->f, &ropts, rs, &rres, &info);
+		if (r == 0) {
+			r = route_verify(sw->f, rres, rs, true, &chk, &why);
+			if (r < 0) {
+				log_warn("routing: repaired routes refused (%s); computing them afresh",
+					 why);
+				route_result_free(rres);
+				rres = NULL;
+			}
+		} else if (r == -ESTALE || r == -ENOSPC) {
+			log_info("routing: computing routes afresh: %s", info.why);
+		} else {
+			log_warn("routing: repair failed (%s); computing routes afresh",
+				 strerror(-r));
+		}
+	}
+	if (rres) {
+		snprintf(sw->engine, sizeof(sw->engine), "%s", smd->routes_engine);
+		snprintf(res->engine, sizeof(res->engine), "%s, repaired", smd->routes_engine);
+		sw->repairable = true;
+	} else {
+		used = route_compute_list(smd->cfg.routing_engine, sw->f, &ropts, rs, &rres, &chk,
+					  att, 8, &tried);
+		for (unsigned int i = 0; i < tried && i < 8; i++)
+			if (att[i].err)
+				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
+		if (used < 0) {
+			sw->routes = rres;
+			log_error("routing (%s) failed: %s", smd->cfg.routing_engine,
+				  strerror(-used));
+			return used;
+		}
+		snprintf(sw->engine, sizeof(sw->engine), "%s", att[used].name);
+		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
+		acyclic = att[used].acyclic;
+		sw->repairable = att[used].engine->deadlock_free;
+	}
+	sw->routes = rres;
+	sw->vls = route_vls_used(rres);
+	res->t_route = now_s() - t1;
+	res->unrouted = rs->unreachable;
+	res->vls = sw->vls;
+	res->vls_budget = rs->vls_budget;
+	res->chk = chk;
+	if (sw->repairable && !acyclic)
+		sw->repairable = false;
+	if (!strchr(res->engine, ','))
+		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u of %u VLs, max %u "
+			 "hops, routes per link max %u mean %.1f%s", res->engine, rs->lids,
+			 rs->switches, res->t_route, sw->vls, rs->vls_budget,
+			 chk.max_hops, chk.max_link_routes, chk.mean_link_routes,
+			 rs->unreachable ? ", SOME LIDS UNREACHABLE" : "");
+	else
+		log_info("routing (%s): %u of %u LIDs had routes through what is gone: %" PRIu64
+			 " (switch, LID) routes moved%s, %" PRIu64 " LFT entries changed, in %.3f s; "
+			 "%u of %u VLs, max %u hops, routes per link max %u mean %.1f%s",
+			 res->engine, info.lids, rs->lids, info.rerouted,
+			 info.ripped ? " (some LIDs placed anew)" : "", info.changed,
+			 res->t_route, sw->vls, rs->vls_budget, chk.max_hops,
+			 chk.max_link_routes, chk.mean_link_routes,
+			 rs->unreachable ? ", SOME LIDS UNREACHABLE" : "");
+	if (!acyclic)
+		log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
+			 "graph has a cycle (%u channels)", res->engine, chk.cycle_len);
+	return 0;
+}
+
 int sweep_run(struct smd *smd, struct sweep_result *res)
 {
 	struct sweep sw = { .smd = smd, .res = res };
@@ -996,48 +1093,9 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
 	smd->sm_lid = own ? own->lid : 0;
 
-	t1 = now_s();
-	{
-		/*
-		 * The engine may use the data VLs every cabled port offers, or
-		 * max_vls; the SL-to-VL tables below make its SLs real. The list
-		 * falls back in order, each result verified; every step that was
-		 * not taken is logged.
-		 */
-		struct route_opts ropts = { .max_vls = smd->cfg.max_vls };
-		struct route_attempt att[8];
-		struct route_result *rres = NULL;
-		struct route_check chk;
-		unsigned int tried = 0;
-		int used;
-
-		used = route_compute_list(smd->cfg.routing_engine, sw.f, &ropts, &rs, &rres, &chk,
-					  att, 8, &tried);
-		for (unsigned int i = 0; i < tried && i < 8; i++)
-			if (att[i].err)
-				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
-		sw.routes = rres;
-		sw.vls = route_vls_used(rres);
-		if (used < 0) {
-			r = used;
-			log_error("routing (%s) failed: %s", smd->cfg.routing_engine, strerror(-r));
-			goto out;
-		}
-		res->t_route = now_s() - t1;
-		res->unrouted = rs.unreachable;
-		res->vls = sw.vls;
-		res->vls_budget = rs.vls_budget;
-		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
-		res->chk = chk;
-		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u of %u VLs, max %u "
-			 "hops, routes per link max %u mean %.1f%s", att[used].name, rs.lids,
-			 rs.switches, res->t_route, sw.vls, rs.vls_budget,
-			 chk.max_hops, chk.max_link_routes, chk.mean_link_routes,
-			 rs.unreachable ? ", SOME LIDS UNREACHABLE" : "");
-		if (!att[used].acyclic)
-			log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
-				 "graph has a cycle (%u channels)", att[used].name, chk.cycle_len);
-	}
+	r = phase_route(&sw, &rs);
+	if (r < 0)
+		goto out;
 	if (rs.unreachable)
 		log_warn("routing: %u (switch, LID) pairs have no route", rs.unreachable);
 
@@ -1101,6 +1159,8 @@ out:
 		fabric_free(smd->fabric);
 		smd->fabric = sw.f;
 		smd->routes = sw.routes;
+		smd->routes_repairable = sw.repairable;
+		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw.engine);
 		memcpy(smd->vlarb, sw.vlarb, sizeof(smd->vlarb));
 	} else {
 		route_result_free(sw.routes);

@@ -27,7 +27,7 @@ struct sweep_result {
 	unsigned int table_errors;	/* tables that could not be programmed */
 	unsigned int vls;		/* data VLs the routes use */
 	unsigned int vls_budget;	/* data VLs the engine was allowed */
-	char engine[32];		/* the routing engine used */
+	char engine[48];		/* the routing engine used ("dfree, repaired") */
 	struct route_check chk;		/* the verifier's verdict on the routes */
 	uint64_t smps, timeouts, retries, failed;
 	double seconds, t_discover, t_route, t_program;

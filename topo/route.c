@@ -194,7 +194,7 @@ int route_sl2vl(const struct route_result *r, const struct fab_node *n, unsigned
 }
 
 /* Statistics every engine gets, from the LFTs it wrote */
-static int post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats *st)
+int rt_post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats *st)
 {
 	uint32_t S = g->nsw, *nxt, *depth, *order, *scratch, *load;
 	int r = -ENOMEM;
@@ -292,7 +292,7 @@ int route_compute(const struct route_engine *e, struct fabric *f, const struct r
 		st->vls_used = rr->vls_used;
 		r = rt_graph_build(f, &g);
 		if (r == 0) {
-			r = post_stats(&g, f, st);
+			r = rt_post_stats(&g, f, st);
 			rt_graph_free(&g);
 		}
 	}
@@ -352,6 +352,31 @@ int route_list_valid(const char *list, char *bad, size_t badlen)
 	return count ? 0 : -EINVAL;
 }
 
+int route_verify(const struct fabric *f, const struct route_result *r,
+		 const struct route_stats *st, bool deadlock_free, struct route_check *chk,
+		 const char **why)
+{
+	int ret = route_check(f, r, chk);
+
+	*why = "";
+	if (ret < 0) {
+		*why = "verifier failed";
+	} else if (chk->loops) {
+		ret = -ELOOP;
+		*why = "verifier: forwarding loops";
+	} else if (chk->unreachable) {
+		ret = -EHOSTUNREACH;
+		*why = "verifier: connected endports left without a route";
+	} else if (chk->vls_used > st->vls_budget) {
+		ret = -ENOSPC;
+		*why = "verifier: more VLs used than the budget";
+	} else if (!chk->acyclic && deadlock_free) {
+		ret = -EDEADLK;
+		*why = "verifier: channel dependency graph has a cycle";
+	}
+	return ret;
+}
+
 int route_compute_list(const char *list, struct fabric *f, const struct route_opts *opts,
 		       struct route_stats *st, struct route_result **res, struct route_check *chk,
 		       struct route_attempt *att, unsigned int natt, unsigned int *tried)
@@ -386,22 +411,7 @@ int route_compute_list(const char *list, struct fabric *f, const struct route_op
 			a.why = r == -ENOSPC ? "needs more VLs than the budget" :
 				r == -ENOMEM ? "out of memory" : "engine failed";
 		} else {
-			r = route_check(f, rr, chk);
-			if (r < 0) {
-				a.why = "verifier failed";
-			} else if (chk->loops) {
-				r = -ELOOP;
-				a.why = "verifier: forwarding loops";
-			} else if (chk->unreachable) {
-				r = -EHOSTUNREACH;
-				a.why = "verifier: connected endports left without a route";
-			} else if (chk->vls_used > st->vls_budget) {
-				r = -ENOSPC;
-				a.why = "verifier: more VLs used than the budget";
-			} else if (!chk->acyclic && e->deadlock_free) {
-				r = -EDEADLK;
-				a.why = "verifier: channel dependency graph has a cycle";
-			}
+			r = route_verify(f, rr, st, e->deadlock_free, chk, &a.why);
 			a.acyclic = chk->acyclic;
 		}
 		a.err = r;

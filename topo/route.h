@@ -168,6 +168,39 @@ struct route_check {
 };
 
 int route_check(const struct fabric *f, const struct route_result *r, struct route_check *out);
+/*
+ * route_check and its verdict on routes an engine (or route_repair) made
+ * with stats st: 0 when every connected pair arrives without a loop within
+ * the VL budget and, if deadlock_free is claimed, the graph is acyclic;
+ * else -ELOOP, -EHOSTUNREACH, -ENOSPC, -EDEADLK (or route_check's error)
+ * and *why (static text).
+ */
+int route_verify(const struct fabric *f, const struct route_result *r,
+		 const struct route_stats *st, bool deadlock_free, struct route_check *chk,
+		 const char **why);
+
+/*
+ * Route repair (route_repair.c): when f is a part of the fabric old was
+ * routed on (no switch, cable or LID added; cables, switches and endports
+ * may be gone), keep every route of old's LFTs and old_res that still
+ * arrives and re-route only the (switch, LID) pairs whose path crossed
+ * what is gone, each in a VL layer whose channel dependency graph stays
+ * acyclic. Fills f's LFTs, st and a new *res (SLs per source switch) like
+ * route_compute. -ESTALE: not applicable (info->why says why); -ENOSPC: a
+ * route fits no layer within 15 hops (info->why); -ENOMEM, -EINVAL. The
+ * caller verifies the result (route_check) as it would an engine's.
+ */
+struct route_repair_info {
+	const char *why;		/* static text when not repaired, else "" */
+	uint32_t lids;			/* destination LIDs with re-routed switches */
+	uint64_t rerouted;		/* (switch, LID) pairs re-routed */
+	uint32_t ripped;		/* LIDs whose every route had to be placed anew */
+	uint64_t changed;		/* LFT entries that differ from old's */
+};
+
+int route_repair(const struct fabric *old, const struct route_result *old_res,
+		 struct fabric *f, const struct route_opts *opts, struct route_stats *st,
+		 struct route_result **res, struct route_repair_info *info);
 
 /* Helpers shared by engines */
 int route_alloc_lfts(struct fabric *f);

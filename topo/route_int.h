@@ -274,6 +274,8 @@ static inline int rt_path_sl_sw(const struct route_result *r, uint32_t sw_idx, u
 /* Result helpers */
 int rt_result_sl_pair(struct route_result *r);
 int rt_result_sl_dest(struct route_result *r);
+/* The statistics route_compute gives every engine, from the LFTs of f */
+int rt_post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats *st);
 /* Max and mean of load[] over arcs */
 void rt_load_stats(const struct rt_graph *g, const uint32_t *load, struct route_stats *st);
 

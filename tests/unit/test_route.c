@@ -719,6 +719,221 @@ static void test_tiny(void)
 	ff_free(&ff);
 }
 
+/* ---- route repair ---- */
+
+/* The LIDs of the first fabric, for bringing up a changed one with the same */
+static int lid_of(void *ctx, uint64_t guid, uint16_t *lid)
+{
+	const struct fabric *f = ctx;
+
+	for (uint32_t l = 1; l <= f->max_lid; l++)
+		if (f->by_lid[l] && f->by_lid[l]->guid == guid) {
+			*lid = (uint16_t)l;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+struct cut {
+	uint64_t guid;
+	unsigned int port;
+};
+
+/* Whether the old route from switch sw to lid crosses a cut cable or a switch now gone */
+static bool old_route_hit(const struct fabric *old, const struct fabric *now,
+			  const struct fab_node *sw, uint16_t lid, const struct cut *cuts,
+			  unsigned int ncuts)
+{
+	const struct fab_node *cur = sw;
+
+	for (int hops = 0; hops < 64; hops++) {
+		const struct fab_port *dst = old->by_lid[lid], *p;
+		uint8_t out;
+
+		if (!fabric_find(now, cur->guid))
+			return true;
+		if (dst->node == cur)
+			return false;
+		out = lid < cur->lft_len ? cur->lft[lid] : LFT_PORT_NONE;
+		if (out == LFT_PORT_NONE || out > cur->num_ports)
+			return true;
+		for (unsigned int i = 0; i < ncuts; i++)
+			if (cuts[i].guid == cur->guid && cuts[i].port == out)
+				return true;
+		p = &cur->ports[out];
+		if (!p->peer)
+			return true;
+		if (p->peer->node->type != NODE_TYPE_SWITCH)
+			return !fabric_find(now, p->peer->node->guid);
+		cur = p->peer->node;
+	}
+	return true;
+}
+
+/*
+ * Cut ncut switch-to-switch cables of ff (picked with seed), bring the rest
+ * up with the LIDs of f0 and repair f0's routes: the result is judged by the
+ * independent checker, every route that did not cross a cut is unchanged,
+ * and the repair changes no more forwarding entries than a full computation.
+ */
+static void repair_case(struct fakefab *ff, struct fabric *f0, const struct route_result *r0,
+			unsigned int vls, unsigned int ncut, unsigned int seed)
+{
+	struct cut cuts[8];
+	int saved[4][4];
+	unsigned int n = 0;
+	struct route_opts o = { .max_vls = vls };
+	struct route_repair_info info;
+	struct route_stats st;
+	struct route_result *rr = NULL, *full = NULL;
+	struct route_check chk;
+	struct lid_stats ls;
+	struct disc_stats ds;
+	struct fabric *f1;
+	struct verdict v;
+	uint64_t kept_wrong = 0, full_changed = 0;
+	int r;
+
+	srand(seed);
+	for (int tries = 0; n < 2 * ncut && n < 8 && tries < 1000; tries++) {
+		int a = rand() % ff->n, p, b, q;
+		unsigned int c = n / 2;
+
+		if (ff->nodes[a].type != NODE_TYPE_SWITCH)
+			continue;
+		p = 1 + rand() % ff->nodes[a].nports;
+		b = ff->nodes[a].peer[p];
+		if (b < 0 || ff->nodes[b].type != NODE_TYPE_SWITCH)
+			continue;
+		q = ff->nodes[a].peer_port[p];
+		saved[c][0] = a, saved[c][1] = p, saved[c][2] = b, saved[c][3] = q;
+		cuts[n++] = (struct cut){ ff->nodes[a].guid, (unsigned int)p };
+		cuts[n++] = (struct cut){ ff->nodes[b].guid, (unsigned int)q };
+		ff->nodes[a].peer[p] = -1;
+		ff->nodes[b].peer[q] = -1;
+	}
+	CHECK(fabric_new(&f1) == 0);
+	CHECK(ff_discover(ff, f1, &ds) == 0);
+	CHECK(lid_assign(f1, 0, lid_of, f0, &ls) == 0);
+	CHECK_EQ(ls.fresh, 0);
+	r = route_repair(f0, r0, f1, &o, &st, &rr, &info);
+	/*
+	 * With one VL the kept routes can leave a broken switch no
+	 * deadlock-free way out (smd then computes routes afresh); with
+	 * eight, these fabrics always repair.
+	 */
+	if (r == -ENOSPC && vls < 8) {
+		CHECK(rr == NULL && info.why[0]);
+		fprintf(stderr, "  %-28s repair %u VL, %u cables cut: not possible (%s)\n", label,
+			vls, n / 2, info.why);
+		goto out;
+	}
+	CHECK_EQ(r, 0);
+	if (r < 0) {
+		fprintf(stderr, "  %s: repair of %u cables refused: %s (%s)\n", label, n / 2,
+			strerror(-r), info.why);
+		goto out;
+	}
+	v = judge(ff, f1, rr);
+	CHECK_EQ(v.bad + v.dead + v.loops, 0);
+	CHECK(v.acyclic);
+	CHECK(v.vls <= vls);
+	CHECK_EQ(route_check(f1, rr, &chk), 0);
+	CHECK(chk.acyclic);
+	CHECK_EQ(chk.unreachable + chk.loops + chk.bad_vl, 0);
+	for (size_t i = 0; i < f1->nswitches; i++) {
+		const struct fab_node *s1 = f1->switches[i], *s0 = fabric_find(f0, s1->guid);
+
+		for (uint32_t lid = 1; lid <= f1->max_lid; lid++) {
+			if (!f1->by_lid[lid] || old_route_hit(f0, f1, s0, (uint16_t)lid, cuts, n))
+				continue;
+			/* the same next hop, and the same SL from the switch itself */
+			if (s1->lft[lid] != s0->lft[lid] ||
+			    route_path_sl(rr, s1->ports[0].lid, (uint16_t)lid) !=
+			    route_path_sl(r0, s0->ports[0].lid, (uint16_t)lid))
+				kept_wrong++;
+		}
+	}
+	/* Only a LID placed anew (second chance) moves routes that still arrived */
+	if (!info.ripped)
+		CHECK_EQ(kept_wrong, 0);
+	else
+		CHECK(kept_wrong <= (uint64_t)info.ripped * f1->nswitches);
+	/* A full computation on the same fabric, for comparison */
+	{
+		uint8_t **lft = calloc(f1->nswitches, sizeof(*lft));
+
+		for (size_t i = 0; lft && i < f1->nswitches; i++) {
+			lft[i] = malloc(f1->switches[i]->lft_len);
+			if (lft[i])
+				memcpy(lft[i], f1->switches[i]->lft, f1->switches[i]->lft_len);
+		}
+		CHECK_EQ(route_compute(route_engine_find("dfree"), f1, &o, &st, &full), 0);
+		for (size_t i = 0; lft && i < f1->nswitches; i++) {
+			const struct fab_node *s1 = f1->switches[i];
+			const struct fab_node *s0 = fabric_find(f0, s1->guid);
+
+			for (uint32_t lid = 1; lid <= f1->max_lid; lid++)
+				full_changed += s1->lft[lid] != s0->lft[lid];
+			free(lft[i]);
+		}
+		free(lft);
+	}
+	CHECK(info.changed <= full_changed);
+	fprintf(stderr, "  %-28s repair %u VLs, %u cables cut: %u LIDs, %llu routes re-routed, "
+		"%llu entries changed (full computation: %llu), %u placed anew, %u VLs, "
+		"max link %u\n", label, vls, n / 2, info.lids, (unsigned long long)info.rerouted,
+		(unsigned long long)info.changed, (unsigned long long)full_changed, info.ripped,
+		route_vls_used(rr), v.max_link);
+out:
+	route_result_free(rr);
+	rr = NULL;
+	/* Back together, and a fabric with a cable more is not repaired */
+	for (unsigned int i = 0; i < n / 2; i++) {
+		ff->nodes[saved[i][0]].peer[saved[i][1]] = saved[i][2];
+		ff->nodes[saved[i][2]].peer[saved[i][3]] = saved[i][0];
+	}
+	if (n) {
+		struct fabric *f2;
+
+		CHECK(fabric_new(&f2) == 0);
+		CHECK(ff_discover(ff, f2, &ds) == 0);
+		CHECK(lid_assign(f2, 0, lid_of, f0, &ls) == 0);
+		/* f1 carries the full computation's routes now */
+		if (full) {
+			CHECK_EQ(route_repair(f1, full, f2, &o, &st, &rr, &info), -ESTALE);
+			CHECK(rr == NULL && info.why[0]);
+		}
+		fabric_free(f2);
+	}
+	route_result_free(full);
+	fabric_free(f1);
+}
+
+static void check_repair(struct fakefab *ff, const char *name)
+{
+	static const unsigned int budgets[] = { 1, 4, 8 };
+	struct fabric *f0 = bring_up(ff);
+
+	CHECK(f0 != NULL);
+	if (!f0)
+		return;
+	label = name;
+	for (size_t b = 0; b < sizeof(budgets) / sizeof(budgets[0]); b++) {
+		struct route_opts o = { .max_vls = budgets[b] };
+		struct route_stats st;
+		struct route_result *r0 = NULL;
+
+		CHECK_EQ(route_compute(route_engine_find("dfree"), f0, &o, &st, &r0), 0);
+		if (!r0)
+			continue;
+		repair_case(ff, f0, r0, budgets[b], 1, 7 + (unsigned int)b);
+		repair_case(ff, f0, r0, budgets[b], 3, 11 + (unsigned int)b);
+		route_result_free(r0);
+	}
+	fabric_free(f0);
+}
+
 static void check_file(const char *path)
 {
 	struct fakefab ff;
@@ -726,6 +941,7 @@ static void check_file(const char *path)
 
 	CHECK_EQ(ff_load(&ff, path), 0);
 	check_all_engines(&ff, base ? base + 1 : path);
+	check_repair(&ff, base ? base + 1 : path);
 	ff_free(&ff);
 }
 
