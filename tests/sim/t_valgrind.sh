@@ -1,6 +1,6 @@
 #!/bin/bash
 # smd is valgrind-clean through a whole bring-up, a lossy re-sweep, and as
-# a daemon through standby polling and a failover
+# a daemon through standby polling, a failover and a route repair
 # (the simulator shim's own errors are suppressed: tests/umad2sim.supp).
 . "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
@@ -22,7 +22,6 @@ check grep -q "subnet UP" "$tmp/run1"
 # A second sweep with loss: the retry and read-back paths run too
 first=$(awk '/^Switch/ { gsub(/"/, "", $3); print $3; exit }' "$tmp/net")
 sim_console "Error \"$first\" 20"
-sleep 0.2
 printf 'smp_retries = 10\nsmp_timeout_ms = 50\n' >"$tmp/conf"
 rc=0
 sim_run "${vg[@]}" "$SMD" --once --config "$tmp/conf" --db "$tmp/smd.db" >"$tmp/run2" 2>&1 || rc=$?
@@ -30,7 +29,6 @@ check test "$rc" -eq 0
 check grep -q "subnet UP" "$tmp/run2"
 # The daemon as a standby, then master after a failover (smd/sm.c)
 sim_console "Error \"$first\" 0"
-sleep 0.2
 printf 'sm_priority = 9\nsweep_interval = 0\n' >"$tmp/conf.m"
 printf 'sweep_interval = 0\nsm_poll_interval = 1\n' >"$tmp/conf.s"
 mkdir "$tmp/m" "$tmp/s"
@@ -58,6 +56,9 @@ check grep -q "ERROR: unknown command" "$tmp/bad1"
 kill -TERM "$mpid"
 wait "$mpid" || true
 check wait_for "$tmp/s/out" "subnet UP" 1
+# A cable cut: the new master repairs its routes (topo/route_repair.c)
+sim_console 'Unlink "rsw-001"[1]'
+check wait_for "$tmp/s/out" "routing (dfree, repaired)" 1
 check to "$tmp/rs2" "${ctl[@]}" resweep
 check to "$tmp/cr" "${ctl[@]}" check-routes
 kill -TERM "$spid"
