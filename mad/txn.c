@@ -361,13 +361,19 @@ bool txn_idle(const struct txn *t)
 	return t->qlen == 0 && t->nfree == t->cfg.window;
 }
 
-int txn_run(struct txn *t)
+size_t txn_queued(const struct txn *t)
+{
+	return t->qlen;
+}
+
+/* Dispatch and poll while requests are outstanding and more than max wait */
+static int run_while(struct txn *t, size_t max)
 {
 	struct pollfd pfd = { .fd = t->ops->fd(t->ctx), .events = POLLIN };
 	int r;
 
 	r = txn_dispatch(t);
-	while (r == 0 && !txn_idle(t)) {
+	while (r == 0 && !txn_idle(t) && (max == SIZE_MAX || t->qlen > max)) {
 		int to = txn_next_timeout_ms(t);
 
 		r = poll(&pfd, 1, to);
@@ -376,6 +382,16 @@ int txn_run(struct txn *t)
 		r = txn_dispatch(t);
 	}
 	return r;
+}
+
+int txn_run(struct txn *t)
+{
+	return run_while(t, SIZE_MAX);
+}
+
+int txn_drain(struct txn *t, size_t max)
+{
+	return t->qlen > max ? run_while(t, max) : 0;
 }
 
 const struct txn_stats *txn_stats(const struct txn *t)

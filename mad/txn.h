@@ -10,6 +10,7 @@
 #define SMD_MAD_TXN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mad/wire.h"
@@ -79,6 +80,14 @@ bool txn_idle(const struct txn *t);
 unsigned int txn_outstanding(const struct txn *t);
 /* Run dispatch + poll until every submitted request has completed */
 int txn_run(struct txn *t);
+/* Requests submitted and not sent yet */
+size_t txn_queued(const struct txn *t);
+/*
+ * Run dispatch + poll until at most max requests wait to be sent (the
+ * window stays full): a caller that submits a great many requests paces
+ * itself with this, so that what waits in memory stays bounded.
+ */
+int txn_drain(struct txn *t, size_t max);
 const struct txn_stats *txn_stats(const struct txn *t);
 void txn_stats_reset(struct txn *t);
 uint64_t txn_now_us(void);

@@ -37,6 +37,20 @@ struct set_ctx {
 	uint8_t want_state;
 };
 
+/*
+ * SMPs a phase may have waiting to be sent: it submits node by node and
+ * lets the window work the queue down past this. Without a bound, the k=32
+ * fat-tree queued 1.35 million SL-to-VL Sets at once (850 MB).
+ */
+#define SWEEP_QUEUE_MAX		4096
+
+static int pace(struct sweep *sw)
+{
+	int r = txn_drain(sw->smd->txn, SWEEP_QUEUE_MAX);
+
+	return r < 0 ? r : sw->err;
+}
+
 static double now_s(void)
 {
 	return (double)txn_now_us() / 1e6;
@@ -225,6 +239,9 @@ static int phase_read_pkeys(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
+		r = pace(sw);
+		if (r < 0)
+			return r;
 	}
 	r = txn_run(sw->smd->txn);
 	return r < 0 ? r : sw->err;
@@ -382,6 +399,9 @@ static int phase_configure_ports(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
+		r = pace(sw);
+		if (r < 0)
+			return r;
 	}
 	r = txn_run(sw->smd->txn);
 	return r < 0 ? r : sw->err;
@@ -408,6 +428,9 @@ static int phase_activate(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
+		r = pace(sw);
+		if (r < 0)
+			return r;
 	}
 	r = txn_run(sw->smd->txn);
 	return r < 0 ? r : sw->err;
@@ -708,6 +731,8 @@ static int phase_vl_tables(struct sweep *sw)
 		r = sl2vl_node(sw, n);
 		if (!r)
 			r = vlarb_node(sw, n);
+		if (!r)
+			r = pace(sw);
 		if (r < 0)
 			return r;
 	}
@@ -821,6 +846,9 @@ static int phase_program_lfts(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
+		r = pace(sw);
+		if (r < 0)
+			return r;
 	}
 	r = txn_run(sw->smd->txn);
 	return r < 0 ? r : sw->err;

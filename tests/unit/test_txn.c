@@ -455,6 +455,34 @@ static void test_run_window(void)
 	fake_fini(&f);
 }
 
+/* txn_drain: the queue is worked down to the bound, the window kept full */
+static void test_drain(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_ANSWER);
+	t = new_txn(&f, 4, 60000, 0);
+	for (unsigned int i = 0; i < 500; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_queued(t), 500);
+	CHECK_EQ(txn_drain(t, 1000), 0);
+	CHECK_EQ(f.nsent, 0);			/* under the bound: nothing to do */
+	CHECK_EQ(txn_drain(t, 100), 0);
+	CHECK(txn_queued(t) <= 100);
+	CHECK(txn_queued(t) >= 90);		/* not much further than asked */
+	CHECK(res.completed >= 390);
+	CHECK(f.max_outstanding <= 4);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(txn_queued(t), 0);
+	CHECK_EQ(res.completed, 500);
+	CHECK_EQ(res.mismatched, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 /* A mutable copy of the answer to sent[idx] */
 static void answer_copy(const struct fake *f, size_t idx, uint8_t *out)
 {
@@ -1064,6 +1092,7 @@ int main(void)
 	RUN(test_new_rejects);
 	RUN(test_window);
 	RUN(test_run_window);
+	RUN(test_drain);
 	RUN(test_refused);
 	RUN(test_tid_high_bits);
 	RUN(test_timeouts);
