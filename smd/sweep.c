@@ -984,15 +984,18 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 	struct route_check chk;
 	unsigned int tried = 0;
 	const char *why;
-	double t1 = now_s();
+	double t1 = now_s(), t_compute = 0, t_verify = 0, t;
 	bool acyclic = true;
 	int used, r;
 
 	if (smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
 	    smd->fabric && smd->routes) {
 		r = route_repair(smd->fabric, smd->routes, sw->f, &ropts, rs, &rres, &info);
+		t = now_s();
+		t_compute = t - t1;
 		if (r == 0) {
 			r = route_verify(sw->f, rres, rs, true, &chk, &why);
+			t_verify = now_s() - t;
 			if (r < 0) {
 				log_warn("routing: repaired routes refused (%s); computing them afresh",
 					 why);
@@ -1024,6 +1027,8 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 		}
 		snprintf(sw->engine, sizeof(sw->engine), "%s", att[used].name);
 		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
+		t_compute = att[used].compute_s;
+		t_verify = att[used].verify_s;
 		acyclic = att[used].acyclic;
 		sw->repairable = att[used].engine->deadlock_free;
 	}
@@ -1037,18 +1042,19 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 	if (sw->repairable && !acyclic)
 		sw->repairable = false;
 	if (!strchr(res->engine, ','))
-		log_info("routing (%s): %u LIDs over %u switches in %.3f s, %u of %u VLs, max %u "
-			 "hops, routes per link max %u mean %.1f%s", res->engine, rs->lids,
-			 rs->switches, res->t_route, sw->vls, rs->vls_budget,
+		log_info("routing (%s): %u LIDs over %u switches in %.3f s (verified in %.3f s), "
+			 "%u of %u VLs, max %u hops, routes per link max %u mean %.1f%s",
+			 res->engine, rs->lids, rs->switches, t_compute, t_verify, sw->vls,
+			 rs->vls_budget,
 			 chk.max_hops, chk.max_link_routes, chk.mean_link_routes,
 			 rs->unreachable ? ", SOME LIDS UNREACHABLE" : "");
 	else
 		log_info("routing (%s): %u of %u LIDs had routes through what is gone: %" PRIu64
-			 " (switch, LID) routes moved%s, %" PRIu64 " LFT entries changed, in %.3f s; "
-			 "%u of %u VLs, max %u hops, routes per link max %u mean %.1f%s",
-			 res->engine, info.lids, rs->lids, info.rerouted,
+			 " (switch, LID) routes moved%s, %" PRIu64 " LFT entries changed, in %.3f s "
+			 "(verified in %.3f s); %u of %u VLs, max %u hops, routes per link max %u "
+			 "mean %.1f%s", res->engine, info.lids, rs->lids, info.rerouted,
 			 info.ripped ? " (some LIDs placed anew)" : "", info.changed,
-			 res->t_route, sw->vls, rs->vls_budget, chk.max_hops,
+			 t_compute, t_verify, sw->vls, rs->vls_budget, chk.max_hops,
 			 chk.max_link_routes, chk.mean_link_routes,
 			 rs->unreachable ? ", SOME LIDS UNREACHABLE" : "");
 	if (!acyclic)

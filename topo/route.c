@@ -8,8 +8,17 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "topo/route_int.h"
+
+double route_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static const struct route_engine engines[] = {
 	{ "dfree", true, "link-balanced, deadlock-free within the VL budget on any topology",
@@ -400,18 +409,23 @@ int route_compute_list(const char *list, struct fabric *f, const struct route_op
 		const struct route_engine *e = find_n(name, n);
 		struct route_attempt a;
 		struct route_result *rr = NULL;
+		double t0;
 		int r;
 
 		memset(&a, 0, sizeof(a));
 		memcpy(a.name, name, n < sizeof(a.name) ? n : sizeof(a.name) - 1);
 		a.engine = e;
 		a.why = "";
+		t0 = route_now();
 		r = route_compute(e, f, opts, st, &rr);
+		a.compute_s = route_now() - t0;
 		if (r < 0) {
 			a.why = r == -ENOSPC ? "needs more VLs than the budget" :
 				r == -ENOMEM ? "out of memory" : "engine failed";
 		} else {
+			t0 = route_now();
 			r = route_verify(f, rr, st, e->deadlock_free, chk, &a.why);
+			a.verify_s = route_now() - t0;
 			a.acyclic = chk->acyclic;
 		}
 		a.err = r;

@@ -132,6 +132,7 @@ struct route_attempt {
 	int err;			/* 0: used; -errno: why it was not */
 	const char *why;		/* static text for err, "" when used */
 	bool acyclic;			/* verifier: CDG over (link, VL) acyclic */
+	double compute_s, verify_s;	/* monotonic seconds the engine and the verifier took */
 };
 
 struct route_check;
@@ -201,6 +202,9 @@ struct route_repair_info {
 int route_repair(const struct fabric *old, const struct route_result *old_res,
 		 struct fabric *f, const struct route_opts *opts, struct route_stats *st,
 		 struct route_result **res, struct route_repair_info *info);
+
+/* Monotonic clock in seconds, for timing what routing takes */
+double route_now(void);
 
 /* Helpers shared by engines */
 int route_alloc_lfts(struct fabric *f);
