@@ -69,13 +69,12 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 
 static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod)
 {
-	struct smp req;
-	int r;
-
 	struct sm_info si = {
 		.guid = own_guid(smd), .act_count = smd->act_count,
 		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
 	};
+	struct smp req;
+	int r;
 
 	r = smp_init_dr(&req, method, SMP_ATTR_SM_INFO, amod, &q->peer.path);
 	if (r < 0)

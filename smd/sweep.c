@@ -985,7 +985,7 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 	unsigned int tried = 0;
 	const char *why;
 	double t1 = now_s(), t_compute = 0, t_verify = 0, t;
-	bool acyclic = true;
+	bool acyclic = true, repaired;
 	int used, r;
 
 	if (smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
@@ -1009,7 +1009,8 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 				 strerror(-r));
 		}
 	}
-	if (rres) {
+	repaired = rres != NULL;
+	if (repaired) {
 		snprintf(sw->engine, sizeof(sw->engine), "%s", smd->routes_engine);
 		snprintf(res->engine, sizeof(res->engine), "%s, repaired", smd->routes_engine);
 		sw->repairable = true;
@@ -1030,7 +1031,7 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 		t_compute = att[used].compute_s;
 		t_verify = att[used].verify_s;
 		acyclic = att[used].acyclic;
-		sw->repairable = att[used].engine->deadlock_free;
+		sw->repairable = att[used].engine->deadlock_free && acyclic;
 	}
 	sw->routes = rres;
 	sw->vls = route_vls_used(rres);
@@ -1039,9 +1040,7 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 	res->vls = sw->vls;
 	res->vls_budget = rs->vls_budget;
 	res->chk = chk;
-	if (sw->repairable && !acyclic)
-		sw->repairable = false;
-	if (!strchr(res->engine, ','))
+	if (!repaired)
 		log_info("routing (%s): %u LIDs over %u switches in %.3f s (verified in %.3f s), "
 			 "%u of %u VLs, max %u hops, routes per link max %u mean %.1f%s",
 			 res->engine, rs->lids, rs->switches, t_compute, t_verify, sw->vls,
