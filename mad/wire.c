@@ -533,6 +533,18 @@ void lft_block_encode(const struct lft_block *b, uint8_t d[SMP_DATA_SIZE])
 	memcpy(d, b->port, LFT_BLOCK_SIZE);
 }
 
+void mft_block_decode(const uint8_t d[SMP_DATA_SIZE], struct mft_block *b)
+{
+	for (unsigned int i = 0; i < MFT_BLOCK_SIZE; i++)
+		b->mask[i] = (uint16_t)GET(d, 16 * i, 16);
+}
+
+void mft_block_encode(const struct mft_block *b, uint8_t d[SMP_DATA_SIZE])
+{
+	for (unsigned int i = 0; i < MFT_BLOCK_SIZE; i++)
+		SET(d, 16 * i, 16, b->mask[i]);
+}
+
 unsigned int mtu_to_bytes(uint8_t mtu)
 {
 	return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
