@@ -225,6 +225,10 @@ struct lft_block {
 	uint8_t port[LFT_BLOCK_SIZE];
 };
 
+/* A GID (IBA 4.1.1): 64-bit subnet prefix then interface ID (the port GUID), big-endian */
+void gid_encode(uint64_t prefix, uint64_t guid, uint8_t gid[16]);
+void gid_decode(const uint8_t gid[16], uint64_t *prefix, uint64_t *guid);
+
 /* Raw bit-field access in IBA's numbering: bit 0 is the MSB of byte 0. */
 uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int width);
 void wire_bits_set(uint8_t *buf, unsigned int bitoff, unsigned int width, uint64_t val);

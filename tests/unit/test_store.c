@@ -729,9 +729,9 @@ static void test_migrate_v1(void)
 	expect_refused(db, 1, -EPROTONOSUPPORT, "schema 1, read-only");
 
 	CHECK_EQ(store_open(db, 0, &s), 0);
-	CHECK_EQ(sql_int(db, "PRAGMA user_version"), 2);
+	CHECK_EQ(sql_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE type = 'table' AND name IN ('node', 'port',"
-			   " 'link', 'switch', 'event', 'port_lid', 'sweep')"), 7);
+			   " 'link', 'switch', 'event', 'port_lid', 'sweep', 'mcast_group')"), 8);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE name = 'port_lid_by_lid'"), 1);
 	/* Every LID survived, with its LMC, GUIDs >= 2^63 included */
 	CHECK_EQ(lookup(s, SW1), 1);
