@@ -24,6 +24,7 @@ struct mc_memo {
 
 struct mc_db {
 	struct mc_group *by_mlid[MLID_COUNT];
+	uint64_t used[DIRTY_WORDS];	/* bit per MLID in use: scans skip empty words */
 	struct mc_group *hash[MGID_HASH_SIZE];
 	uint16_t top;			/* highest MLID to allocate */
 	size_t ngroups;
@@ -45,6 +46,29 @@ static unsigned int mgid_hash(const uint8_t mgid[16])
 	for (int i = 0; i < 16; i++)
 		h = (h ^ mgid[i]) * UINT64_C(0x100000001b3);
 	return (unsigned int)(h >> 20) & (MGID_HASH_SIZE - 1);
+}
+
+static bool used_get(const struct mc_db *db, unsigned int i)
+{
+	return db->used[i / 64] & (UINT64_C(1) << (i % 64));
+}
+
+/* The first index >= from with bit set in words (MLID_COUNT bits), or MLID_COUNT */
+static unsigned int bits_next(const uint64_t *words, unsigned int from)
+{
+	unsigned int w = from / 64;
+	uint64_t v;
+
+	if (from >= MLID_COUNT)
+		return MLID_COUNT;
+	v = words[w] & (~UINT64_C(0) << (from % 64));
+	while (!v) {
+		if (++w >= DIRTY_WORDS)
+			return MLID_COUNT;
+		v = words[w];
+	}
+	from = w * 64 + (unsigned int)__builtin_ctzll(v);
+	return from < MLID_COUNT ? from : MLID_COUNT;
 }
 
 int mc_db_new(uint16_t mlid_top, struct mc_db **out)
@@ -74,9 +98,8 @@ struct mc_db *mc_db_free(struct mc_db *db)
 {
 	if (!db)
 		return NULL;
-	for (size_t i = 0; i < MLID_COUNT; i++)
-		if (db->by_mlid[i])
-			group_free(db->by_mlid[i]);
+	for (unsigned int i = bits_next(db->used, 0); i < MLID_COUNT; i = bits_next(db->used, i + 1))
+		group_free(db->by_mlid[i]);
 	free(db->memo);
 	free(db->ev);
 	free(db);
@@ -90,9 +113,9 @@ void mc_db_set_top(struct mc_db *db, uint16_t mlid_top, unsigned int *over)
 	if (mlid_top < LID_MCAST_MIN || mlid_top > LID_MCAST_MAX)
 		mlid_top = mlid_top < LID_MCAST_MIN ? LID_MCAST_MIN : LID_MCAST_MAX;
 	db->top = mlid_top;
-	for (unsigned int m = (unsigned int)mlid_top + 1; m <= LID_MCAST_MAX; m++)
-		if (db->by_mlid[m - LID_MCAST_MIN])
-			n++;
+	for (unsigned int i = bits_next(db->used, (unsigned int)(mlid_top - LID_MCAST_MIN) + 1);
+	     i < MLID_COUNT; i = bits_next(db->used, i + 1))
+		n++;
 	if (over)
 		*over = n;
 }
@@ -131,9 +154,10 @@ uint16_t mc_db_max_mlid(const struct mc_db *db)
 {
 	if (!db->ngroups)
 		return 0;
-	for (unsigned int i = MLID_COUNT; i-- > 0;)
-		if (db->by_mlid[i])
-			return (uint16_t)(LID_MCAST_MIN + i);
+	for (unsigned int w = DIRTY_WORDS; w-- > 0;)
+		if (db->used[w])
+			return (uint16_t)(LID_MCAST_MIN + w * 64 + 63 -
+					  (unsigned int)__builtin_clzll(db->used[w]));
 	return 0;
 }
 
@@ -141,10 +165,16 @@ struct mc_group *mc_db_next(const struct mc_db *db, uint16_t prev)
 {
 	unsigned int i = prev < LID_MCAST_MIN ? 0 : (unsigned int)(prev - LID_MCAST_MIN) + 1;
 
-	for (; i < MLID_COUNT; i++)
-		if (db->by_mlid[i])
-			return db->by_mlid[i];
-	return NULL;
+	i = bits_next(db->used, i);
+	return i < MLID_COUNT ? db->by_mlid[i] : NULL;
+}
+
+uint16_t mc_db_next_dirty(const uint64_t *dirty, uint16_t prev)
+{
+	unsigned int i = prev < LID_MCAST_MIN ? 0 : (unsigned int)(prev - LID_MCAST_MIN) + 1;
+
+	i = bits_next(dirty, i);
+	return i < MLID_COUNT ? (uint16_t)(LID_MCAST_MIN + i) : 0;
 }
 
 void mc_db_touch(struct mc_db *db, uint16_t mlid)
@@ -152,9 +182,8 @@ void mc_db_touch(struct mc_db *db, uint16_t mlid)
 	unsigned int i;
 
 	if (!mlid) {
-		for (i = 0; i < MLID_COUNT; i++)
-			if (db->by_mlid[i])
-				mc_db_touch(db, (uint16_t)(LID_MCAST_MIN + i));
+		for (i = bits_next(db->used, 0); i < MLID_COUNT; i = bits_next(db->used, i + 1))
+			mc_db_touch(db, (uint16_t)(LID_MCAST_MIN + i));
 		return;
 	}
 	if (mlid < LID_MCAST_MIN || mlid > LID_MCAST_MAX)
@@ -280,14 +309,28 @@ static uint16_t mlid_alloc(struct mc_db *db, const uint8_t mgid[16])
 		if (mlid <= db->top && !db->by_mlid[mlid - LID_MCAST_MIN])
 			return mlid;
 	}
-	for (unsigned int mlid = LID_MCAST_MIN; mlid <= db->top; mlid++) {
-		if (db->by_mlid[mlid - LID_MCAST_MIN])
-			continue;
-		if (!memo_holds(db, (uint16_t)mlid))
-			return (uint16_t)mlid;
-		if (!first_free)
-			first_free = mlid;
+	for (unsigned int w = 0; w < DIRTY_WORDS && !first_free; w++) {
+		uint64_t freebits = ~db->used[w];
+
+		/* Lowest free first; a word full of groups costs one test */
+		while (freebits) {
+			unsigned int i = w * 64 + (unsigned int)__builtin_ctzll(freebits);
+			uint16_t mlid = (uint16_t)(LID_MCAST_MIN + i);
+
+			freebits &= freebits - 1;
+			if (i >= MLID_COUNT || mlid > db->top)
+				break;
+			if (!memo_holds(db, mlid))
+				return mlid;
+			if (!first_free)
+				first_free = mlid;
+		}
 	}
+	/* Every free one below the top is remembered: look past the first word */
+	for (unsigned int mlid = first_free ? first_free + 1u : LID_MCAST_MAX + 1u;
+	     mlid <= db->top; mlid++)
+		if (!used_get(db, mlid - LID_MCAST_MIN) && !memo_holds(db, (uint16_t)mlid))
+			return (uint16_t)mlid;
 	if (first_free) {
 		for (size_t i = 0; i < db->nmemo; i++)
 			if (db->memo[i].mlid == first_free) {
@@ -321,6 +364,7 @@ static int group_new(struct mc_db *db, const uint8_t mgid[16], const struct mc_p
 	g->hnext = db->hash[h];
 	db->hash[h] = g;
 	db->by_mlid[mlid - LID_MCAST_MIN] = g;
+	db->used[(mlid - LID_MCAST_MIN) / 64] |= UINT64_C(1) << ((mlid - LID_MCAST_MIN) % 64);
 	db->ngroups++;
 	mc_db_touch(db, mlid);
 	event_add(db, true, g);
@@ -336,6 +380,7 @@ static void group_delete(struct mc_db *db, struct mc_group *g)
 			break;
 		}
 	db->by_mlid[g->mlid - LID_MCAST_MIN] = NULL;
+	db->used[(g->mlid - LID_MCAST_MIN) / 64] &= ~(UINT64_C(1) << ((g->mlid - LID_MCAST_MIN) % 64));
 	db->ngroups--;
 	mc_db_touch(db, g->mlid);
 	event_add(db, false, g);
@@ -636,7 +681,10 @@ int mc_join(struct mc_db *db, const struct mc_req *req, const struct mc_port *po
 		if (!mc_port_has_pkey(port, g->p.pkey))
 			return -EINVAL;
 	} else {
-		if ((req->has & MC_HAS_PKEY) && !mc_port_has_pkey(port, req->p.pkey))
+		/* A group that does not exist: can the request create it at all? */
+		if ((req->has & MC_CREATE_NEEDS) != MC_CREATE_NEEDS)
+			return -ENODATA;
+		if (!mc_port_has_pkey(port, req->p.pkey))
 			return -EINVAL;
 		r = group_create(db, req, port, &g);
 		if (r < 0)
@@ -704,12 +752,10 @@ size_t mc_db_purge(struct mc_db *db, bool (*alive)(void *ctx, uint64_t guid), vo
 {
 	size_t dropped = 0;
 
-	for (unsigned int i = 0; i < MLID_COUNT; i++) {
+	for (unsigned int i = bits_next(db->used, 0); i < MLID_COUNT; i = bits_next(db->used, i + 1)) {
 		struct mc_group *g = db->by_mlid[i];
 		uint32_t k = 0;
 
-		if (!g)
-			continue;
 		for (uint32_t j = 0; j < g->nmembers; j++) {
 			if (alive(ctx, g->members[j].guid)) {
 				g->members[k++] = g->members[j];

@@ -186,6 +186,8 @@ size_t mc_db_purge(struct mc_db *db, bool (*alive)(void *ctx, uint64_t guid), vo
  * which this clears in the database. Returns how many.
  */
 size_t mc_db_take_dirty(struct mc_db *db, uint64_t *dirty);
+/* The next MLID after prev (0: the first) marked in dirty, 0 at the end */
+uint16_t mc_db_next_dirty(const uint64_t *dirty, uint16_t prev);
 /* Mark one MLID (or all with mlid 0) changed */
 void mc_db_touch(struct mc_db *db, uint16_t mlid);
 /* Created/deleted groups since the last call: up to n into ev, returns how many taken */
@@ -250,7 +252,8 @@ size_t mc_forest_pending(const struct mc_forest *fo);
 uint16_t mc_forest_want(const struct mc_forest *fo, uint32_t sw, uint16_t mlid, unsigned int pos);
 /* The root switch (fabric.switches index) of mlid's tree, UINT32_MAX when none */
 uint32_t mc_forest_root(const struct mc_forest *fo, uint16_t mlid);
-const struct mc_forest_stats *mc_forest_stats(const struct mc_forest *fo);
+/* Counted over all trees when asked for */
+const struct mc_forest_stats *mc_forest_stats(struct mc_forest *fo);
 /* The verifier: unicast and multicast turns together acyclic on every VL? */
 int mc_forest_check_cdg(const struct mc_forest *fo, bool *acyclic);
 

@@ -83,6 +83,7 @@ struct mc_forest {
 	size_t qhead, qlen, qcap;
 	uint16_t nblk;			/* blocks in use by groups */
 	struct mc_forest_stats st;
+	bool st_stale;			/* st needs counting again */
 	/* scratch */
 	uint32_t *mark, stamp;
 	uint32_t *tmp;
@@ -220,10 +221,6 @@ struct mc_forest *mc_forest_free(struct mc_forest *fo)
 	return NULL;
 }
 
-const struct mc_forest_stats *mc_forest_stats(const struct mc_forest *fo)
-{
-	return &fo->st;
-}
 
 /* ---- MFT images ---- */
 
@@ -1081,18 +1078,36 @@ int mc_forest_update(struct mc_forest *fo, struct mc_db *db, const uint64_t *dir
 		}
 		fo->nblk = nblk;
 	}
-	for (uint32_t i = 0; i < MLID_COUNT; i++) {
-		uint16_t mlid = (uint16_t)(LID_MCAST_MIN + i);
+	if (dirty) {
+		for (uint16_t m = mc_db_next_dirty(dirty, 0); m; m = mc_db_next_dirty(dirty, m)) {
+			e = group_update(fo, mc_db_by_mlid(db, m), m);
+			if (e < 0)
+				return e;
+		}
+	} else {
+		/* Every group, and every tree whose group is gone */
+		for (uint32_t i = 0; i < MLID_COUNT; i++) {
+			uint16_t mlid = (uint16_t)(LID_MCAST_MIN + i);
+			struct mc_group *g = mc_db_by_mlid(db, mlid);
 
-		if (dirty ? !(dirty[i / 64] & (UINT64_C(1) << (i % 64))) :
-			    !fo->tree[i] && !mc_db_by_mlid(db, mlid))
-			continue;
-		e = group_update(fo, mc_db_by_mlid(db, mlid), mlid);
-		if (e < 0)
-			return e;
+			if (!g && !fo->tree[i])
+				continue;
+			e = group_update(fo, g, mlid);
+			if (e < 0)
+				return e;
+		}
 	}
-	/* Statistics over all trees */
-	fo->st.trees = fo->st.unsafe = fo->st.unchecked = fo->st.switches = 0;
+	fo->st_stale = true;
+	return 0;
+}
+
+const struct mc_forest_stats *mc_forest_stats(struct mc_forest *fo)
+{
+	if (!fo->st_stale)
+		return &fo->st;
+	/* Statistics over all trees, when asked for (not after every join) */
+	fo->st.trees = fo->st.unsafe = fo->st.unchecked = 0;
+	fo->st.switches = 0;
 	fo->st.max_roots = fo->st.over_cap = 0;
 	for (uint32_t i = 0; i < MLID_COUNT; i++) {
 		const struct mc_tree *t = fo->tree[i];
@@ -1112,7 +1127,8 @@ int mc_forest_update(struct mc_forest *fo, struct mc_db *db, const uint64_t *dir
 	for (uint32_t s = 0; s < fo->g.nsw; s++)
 		if (fo->sw[s].roots > fo->st.max_roots)
 			fo->st.max_roots = fo->sw[s].roots;
-	return 0;
+	fo->st_stale = false;
+	return &fo->st;
 }
 
 uint32_t mc_forest_root(const struct mc_forest *fo, uint16_t mlid)
