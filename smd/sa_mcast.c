@@ -37,14 +37,24 @@ static void group_record(const struct sa *sa, const struct mc_group *g, uint64_t
 	mc_member_record_encode(&r, rec);
 }
 
-/* One record per (group, member); a group without members shows once, member 0 */
+/* A request that carries the SM_Key smd trusts (0: none is trusted) */
+static bool trusted(const struct sa *sa, const struct sa_mad *req)
+{
+	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
+}
+
+/*
+ * One record per (group, member) to a trusted requester. Others get one
+ * record per group with PortGID, JoinState and ProxyJoin 0 (IBA 15.2.5.17):
+ * who belongs to which group is not theirs to learn.
+ */
 static int group_records(struct sa *sa, const struct mc_group *g, const struct sa_mad *req,
 			 struct records *r)
 {
 	uint8_t rec[MCR_SIZE];
 	int e = 0;
 
-	if (!g->nmembers) {
+	if (!g->nmembers || !trusted(sa, req)) {
 		group_record(sa, g, 0, 0, false, rec);
 		return sa_rec_offer(r, req, rec);
 	}
@@ -144,12 +154,13 @@ uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct m
 		return SA_STATUS_INVALID_GID;
 	/*
 	 * A port joins and leaves for itself; for another port only with
-	 * ProxyJoin and a trusted request (the SM_Key of the SA header).
+	 * ProxyJoin and a trusted request (the SM_Key of the SA header):
+	 * ERR_REQ_INVALID otherwise, as o15-0.2.1 has it for a record that
+	 * exists, and for one that does not as well.
 	 */
 	requester = fabric_port_by_lid(sa->f, from->slid);
-	if (requester != member &&
-	    (!q.proxy || !sa->env->trusted_key || req->sm_key != sa->env->trusted_key))
-		return SA_STATUS_DENIED;
+	if (requester != member && (!q.proxy || !trusted(sa, req)))
+		return SA_STATUS_REQ_INVALID;
 	if (join) {
 		struct mc_port port = {
 			.guid = member->guid,

@@ -612,7 +612,7 @@ static int group_create(struct mc_db *db, const struct mc_req *req, const struct
 {
 	struct mc_params p = req->p;
 	uint8_t mgid[16];
-	bool assign = !(req->has & MC_HAS_MGID) || mgid_zero(req->mgid);
+	bool assign = mgid_zero(req->mgid);
 
 	if ((req->has & MC_CREATE_NEEDS) != MC_CREATE_NEEDS)
 		return -ENODATA;
@@ -623,8 +623,13 @@ static int group_create(struct mc_db *db, const struct mc_req *req, const struct
 		p.scope = (req->has & MC_HAS_SCOPE) ? req->p.scope : 2;
 		mgid_assign(db, p.scope, p.pkey, mgid);
 	} else {
-		/* A multicast GID (IBA 4.1.1): ff, flags, scope */
-		if (req->mgid[0] != 0xff)
+		/*
+		 * A multicast GID (IBA 4.1.1): 0xff, flags 0 (permanent) or 1
+		 * (transient), a scope; the SA's own signature 0xa01b is not for
+		 * requesters to pick (o15-0.1.5)
+		 */
+		if (req->mgid[0] != 0xff || (req->mgid[1] >> 4) > 1 ||
+		    (req->mgid[2] == 0xa0 && req->mgid[3] == 0x1b))
 			return -EINVAL;
 		memcpy(mgid, req->mgid, 16);
 		p.scope = mgid[1] & 0xf;

@@ -49,9 +49,12 @@
 #define MC_HAS_SCOPE		(1u << 15)
 #define MC_HAS_JOIN_STATE	(1u << 16)
 #define MC_HAS_PROXY_JOIN	(1u << 17)
-/* What a join that creates a group must name (as the Linux IPoIB and rdma_cm send them) */
-#define MC_CREATE_NEEDS		(MC_HAS_QKEY | MC_HAS_PKEY | MC_HAS_SL | MC_HAS_FLOW_LABEL | \
-				 MC_HAS_TCLASS)
+/*
+ * What a join that creates a group must name (IBA o15-0.2.3; the Linux
+ * IPoIB and rdma_cm send them): the MGID (0: the SA picks one) and these
+ */
+#define MC_CREATE_NEEDS		(MC_HAS_MGID | MC_HAS_QKEY | MC_HAS_PKEY | MC_HAS_SL | \
+				 MC_HAS_FLOW_LABEL | MC_HAS_TCLASS)
 
 /* Selectors (IBA 15.2.5.16): greater than, less than, exactly, largest */
 #define MC_SEL_GT		0

@@ -700,12 +700,14 @@ static void test_mcast(void)
 	CHECK_EQ(mcast_calls, 1);
 	mcr_make(&r, h3, bc);
 	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h3, &got), 0);
-	/* Someone else's PortGID: denied, unless trusted and a ProxyJoin */
+	/* Someone else's PortGID: refused, unless trusted and a ProxyJoin */
 	mcr_make(&r, h3, bc);
-	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
 	r.proxy_join = 1;
 	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_PROXY_JOIN, h1, NULL),
-		 SA_STATUS_DENIED);
+		 SA_STATUS_REQ_INVALID);
+	/* ... and leaves of it too */
+	CHECK_EQ(mcr_send(sa, SA_METHOD_DELETE, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
 	req_sm_key = 0x5eed;
 	e.trusted_key = 0x5eed;
 	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_PROXY_JOIN, h1, &got), 0);
@@ -749,11 +751,28 @@ static void test_mcast(void)
 	CHECK_EQ(got.mlid, 0xc001);
 	CHECK_EQ(got.qkey, 0x1234);
 	CHECK_EQ(mc_db_count(db), 2);
-	/* GetTable: every (group, member): h1 and h3 in the broadcast group, h1 in the new one */
+	/* GetTable, untrusted: one record per group, nobody's membership shown */
+	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(rsize, 56);
+	for (size_t i = 0; i < n; i++) {
+		mc_member_record_decode(tab + i * rsize, &got);
+		CHECK_EQ(got.join_state, 0);
+		CHECK_EQ(got.port_gid[15] | got.port_gid[0], 0);
+	}
+	free(tab);
+	/* Trusted: every (group, member): h1 and h3 in the broadcast group, h1 in the new one */
+	e.trusted_key = 0x5eed;
+	req_sm_key = 0x5eed;
 	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
 	CHECK_EQ(n, 3);
-	CHECK_EQ(rsize, 56);
 	free(tab);
+	/* A wrong key is no key */
+	req_sm_key = 0x5eee;
+	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 2);
+	free(tab);
+	req_sm_key = 0x5eed;
 	/* Get of one member by MGID and PortGID */
 	mcr_make(&r, h3, bc);
 	{
@@ -769,6 +788,8 @@ static void test_mcast(void)
 		CHECK_EQ(got.mlid, 0xc000);
 		CHECK(!memcmp(got.port_gid, r.port_gid, 16));
 	}
+	req_sm_key = 0;
+	e.trusted_key = 0;
 	/* Leave: Delete, answered with DeleteResp; a leave of a group one is not in */
 	memcpy(r.mgid, got.mgid, 16);
 	mcr_make(&r, h1, other);
