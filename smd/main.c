@@ -62,11 +62,12 @@ static void print_summary(const struct sweep_result *res)
 	fflush(stdout);
 }
 
-static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		   uint32_t qpn)
 {
 	struct smd *smd = ctx;
 
-	return mad_port_send(smd->port, MAD_AGENT_SA, mad, dlid, qpn, 0);
+	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
 }
 
 struct sl2vl_ctx {

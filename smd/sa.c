@@ -189,12 +189,18 @@ static void respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t m
 	resp->comp_mask = req->comp_mask;
 }
 
-static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint16_t dlid,
+			 uint32_t qpn)
 {
 	uint8_t buf[MAD_SIZE];
 
 	if (sa_mad_encode(m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, dlid, qpn);
+		sa->env->send(sa->env->ctx, buf, len, dlid, qpn);
+}
+
+static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+{
+	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -243,7 +249,8 @@ static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
 	if (chunk)
 		memcpy(m.data, x->payload + off, chunk);
 	sa->stats.segments++;
-	send_mad(sa, &m, x->dlid, x->qpn);
+	/* The last segment ends after its last record (the rest is padding) */
+	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, x->dlid, x->qpn);
 }
 
 static void xfer_pump(struct sa *sa, struct sa_xfer *x)

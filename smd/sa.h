@@ -55,8 +55,9 @@ struct sa_env {
 	 * port, IBA 15.2.5.17); 0: nobody is.
 	 */
 	uint64_t trusted_key;
-	/* Send one MAD on the SA agent to (dlid, qpn) */
-	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn);
+	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		    uint32_t qpn);
 	void *ctx;
 };
 

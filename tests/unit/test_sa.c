@@ -32,10 +32,18 @@ static const char *net =
 static uint8_t sent[MAX_SENT][MAD_SIZE];
 static unsigned int nsent;
 
-static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+static size_t sent_len[MAX_SENT];
+
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		     uint32_t qpn)
 {
-	if (nsent < MAX_SENT)
-		memcpy(sent[nsent++], mad, MAD_SIZE);
+	CHECK(len >= SA_HDR_SIZE && len <= MAD_SIZE);
+	if (nsent < MAX_SENT) {
+		/* What a receiver gets: the first len bytes, zeros after */
+		memset(sent[nsent], 0, MAD_SIZE);
+		memcpy(sent[nsent], mad, len);
+		sent_len[nsent++] = len;
+	}
 	return 0;
 }
 
@@ -751,6 +759,11 @@ static void test_mcast(void)
 	CHECK_EQ(got.mlid, 0xc001);
 	CHECK_EQ(got.qkey, 0x1234);
 	CHECK_EQ(mc_db_count(db), 2);
+	/* A table in one segment ends after its last record: saquery counts by length */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, 903);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sent_len[0], SA_HDR_SIZE + 2 * 56);
+	ack(sa, 903, RMPP_TYPE_ACK, 1, 1);
 	/* GetTable, untrusted: one record per group, nobody's membership shown */
 	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
 	CHECK_EQ(n, 2);
