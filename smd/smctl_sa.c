@@ -27,6 +27,7 @@ struct client {
 	uint16_t sm_lid;
 	uint32_t tid;
 	uint64_t answers, timeouts;
+	uint64_t sm_key;	/* carried in every request: the SA trusts its own key */
 };
 
 struct answer {
@@ -56,8 +57,10 @@ static int client_open(struct client *c, const char *port)
 static int send_mad(struct client *c, const struct sa_mad *m)
 {
 	uint8_t buf[MAD_SIZE];
+	struct sa_mad k = *m;
 
-	sa_mad_encode(m, buf);
+	k.sm_key = c->sm_key;
+	sa_mad_encode(&k, buf);
 	return mad_port_send(c->port, MAD_AGENT_SA, buf, c->sm_lid, 1, SA_TIMEOUT_MS);
 }
 
@@ -330,6 +333,7 @@ static void usage(FILE *out)
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
+		"       --sm-key KEY: requests carry KEY (the SA shows group members to its own)\n"
 		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path mcast mft\n"
 		"(mcast: --lid names an MLID)\n");
 }
@@ -608,6 +612,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		{ "inflight", required_argument, NULL, 'k' },
 		{ "seed", required_argument, NULL, 'r' },
 		{ "max-lid", required_argument, NULL, 'm' },
+		{ "sm-key", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -630,7 +635,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	}
 	kind = argv[1];
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'p': port = optarg; break;
 		case 'l': lid = strtol(optarg, NULL, 0); break;
@@ -652,6 +657,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		case 'k': inflight = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'r': seed = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'm': max_lid = (unsigned int)strtoul(optarg, NULL, 0); break;
+		case 'K': c.sm_key = strtoull(optarg, NULL, 0); break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
