@@ -289,7 +289,8 @@ struct seq {
 	uint8_t req[MAD_SIZE];
 	/* RMPP reassembly (IBA 13.6.3 receiver) */
 	bool rmpp;
-	uint32_t next_seg, total, nseg, attr_off;
+	uint32_t next_seg, total, nseg, attr_off, last_pay;
+	bool bad_paylen;
 	uint8_t *data;
 	size_t len, cap;
 	uint8_t first_hdr[SA_DATA_OFF];
@@ -814,6 +815,8 @@ static void seq_send_current(struct seq *s)
 	s->len = 0;
 	s->next_seg = 1;
 	s->total = 0;
+	s->last_pay = 0;
+	s->bad_paylen = false;
 	s->nseg = 0;
 	if (o->verb == V_CPI) {
 		build_header(s->req, METHOD_GET, ATTR_CPI, s->tid, 0, 0);
@@ -972,8 +975,9 @@ static void table_report(struct seq *s)
 		emit(s, "rec=%zu damaged=%d repaired=%d %s", i, bad, s->repaired[i], buf);
 	}
 	emit(s, "op=%s status=0x%04x statusname=%s records=%zu segments=%u damaged=%u "
-	     "unrecovered=%u truncated=%d%s%s ms=%.3f", verb_name[o->verb], s->table_status,
-	     sa_status_name(s->table_status), n, s->nseg, damaged, unrecovered, s->truncated,
+	     "unrecovered=%u truncated=%d first_paylen=%u last_paylen=%u%s%s ms=%.3f",
+	     verb_name[o->verb], s->table_status, sa_status_name(s->table_status), n, s->nseg,
+	     damaged, unrecovered, s->truncated, s->total, s->last_pay,
 	     s->why ? " incomplete=1 reason=" : "", s->why ? s->why : "",
 	     now_ms() - s->t_first);
 	if (s->why || unrecovered)
@@ -1101,13 +1105,11 @@ static void handle_rmpp(struct seq *s, const uint8_t *mad)
 	if (seg == 1) {
 		memcpy(s->first_hdr, mad, SA_DATA_OFF);
 		s->attr_off = get16(mad + 44);
-		/* IBA 13.6.2.3: PayloadLength of the first segment counts the
-		 * SA header once and all records */
-		if ((flags & RMPP_FIRST) && pay >= SA_HDR)
-			s->total = pay - SA_HDR;
+		/* IBA 13.6.2.3 PayloadLength of the first segment: senders
+		 * differ on whether the SA header counts once (the kernel) or
+		 * per segment; only reported, the length comes from the last */
+		s->total = (flags & RMPP_FIRST) ? pay : 0;
 	}
-	if (s->total && s->len + n > s->total)
-		n = s->total > s->len ? s->total - s->len : 0;
 	if (s->len + SA_DATA_LEN > s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 16 * SA_DATA_LEN;
 		s->data = realloc(s->data, s->cap);
@@ -1122,9 +1124,14 @@ static void handle_rmpp(struct seq *s, const uint8_t *mad)
 	s->tries = 0;
 	send_ack(s, seg);
 	if (flags & RMPP_LAST) {
-		if (!s->total && pay >= SA_HDR && pay - SA_HDR <= SA_DATA_LEN)
+		/* the last segment's PayloadLength: its SA header and data,
+		 * as the kernel's receiver reads it (get_mad_len()) */
+		s->last_pay = pay;
+		if (pay >= SA_HDR && pay - SA_HDR <= SA_DATA_LEN)
 			s->len -= SA_DATA_LEN - (pay - SA_HDR);
-		finish_table(s, get16(mad + 4), NULL);
+		else
+			s->bad_paylen = true;
+		finish_table(s, get16(mad + 4), s->bad_paylen ? "bad_last_paylen" : NULL);
 	}
 }
 
