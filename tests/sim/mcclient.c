@@ -269,6 +269,7 @@ struct op {
 	bool mask_explicit, mgid_given, pgid_given, pkey_given, js_given;
 	bool mgid_from_prev;	/* mgid=@: the MGID of the last answer */
 	bool pgid_self;		/* pgid=self */
+	bool mgid_snm;		/* mgid=snm: this port's IPv6 solicited-node group */
 	bool sendonly, oldkernel;
 	uint64_t smkey;
 	unsigned scan_from, scan_to;
@@ -455,6 +456,8 @@ static int set_field(struct op *o, int f, const char *val)
 	if (f == C_MGID) {
 		if (!strcmp(val, "@")) {
 			o->mgid_from_prev = true;
+		} else if (!strcmp(val, "snm")) {
+			o->mgid_snm = true;
 		} else if (parse_gid(val, r->mgid) < 0) {
 			return -1;
 		}
@@ -657,6 +660,20 @@ static int op_prepare(struct seq *s, struct op *o, struct mcr *r, uint64_t *mask
 	*r = o->rec;
 	if (o->mgid_from_prev && s->have_last)
 		memcpy(r->mgid, s->last.mgid, 16);
+	if (o->mgid_snm) {
+		/* ff12:601b:PPPP::1:ffXX:XXXX, XX:XXXX the low 24 bits of the
+		 * IPv6 address, whose interface ID IPoIB derives from the
+		 * port GUID (RFC 4391/4291; the kernel's ipv6_ib_mc_map) */
+		ipoib_bcast_mgid(o->pkey_given ? o->rec.pkey : default_pkey(), r->mgid);
+		r->mgid[3] = 0x1b;
+		r->mgid[2] = 0x60;
+		memset(r->mgid + 6, 0, 10);
+		r->mgid[11] = 1;
+		r->mgid[12] = 0xff;
+		r->mgid[13] = port.guid >> 16;
+		r->mgid[14] = port.guid >> 8;
+		r->mgid[15] = port.guid;
+	}
 	if (o->pgid_self || (!o->pgid_given && o->verb != V_GET && o->verb != V_GETTABLE))
 		memcpy(r->pgid, port.gid, 16);
 	*mask = o->setmask;
@@ -877,11 +894,19 @@ static void finish_record_op(struct seq *s, const uint8_t *mad)
 	struct mcr r;
 	uint64_t mask = get64(mad + 48);
 
+	struct mcr q;
+	char qg[INET6_ADDRSTRLEN], qm[INET6_ADDRSTRLEN];
+
+	/* what was asked (for membership bookkeeping), then what the SA answered */
+	mcr_decode(s->req + SA_DATA_OFF, &q);
+	gid_str(q.pgid, qg);
+	gid_str(q.mgid, qm);
 	mcr_decode(mad + SA_DATA_OFF, &r);
 	rec_str(&r, buf, sizeof(buf));
 	emit(s, "op=%s status=0x%04x statusname=%s method=0x%02x mask=0x%05" PRIx64
-	     " ms=%.3f tries=%d %s", verb_name[o->verb], st, sa_status_name(st), mad[3],
-	     mask, now_ms() - s->t_first, s->tries + 1, buf);
+	     " req_mask=0x%05" PRIx64 " req_mgid=%s req_pgid=%s req_js=0x%x ms=%.3f tries=%d %s",
+	     verb_name[o->verb], st, sa_status_name(st), mad[3], mask, get64(s->req + 48), qm,
+	     qg, q.js, now_ms() - s->t_first, s->tries + 1, buf);
 	if (st == 0) {
 		s->last = r;
 		s->have_last = true;
