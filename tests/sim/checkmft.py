@@ -25,7 +25,10 @@ the MLID's mask except the one it came in on (IBA 18.2.4.3.3).  It must
 reach every other receiving member (FullMember or NonMember: IBA 15.2.5.17;
 SendOnlyNonMember and SendOnlyFullMember only send) exactly once, visit no
 switch twice (that is a loop or a second path), use no uncabled port, and,
-unless --allow-extra, reach no CA port that is not a receiving member.
+unless --allow-extra, reach no CA port that is not a member.  Copies that
+reach send-only members are counted per group (sendonly_copies=): the spec
+does not require them to receive, so they are waste, not errors (failures
+with --strict-sendonly).
 MLIDs with entries in some MFT but no live group are stale (a leak of the
 SM's), failures unless --allow-stale.  Link usage per tree is reported:
 how many trees use each inter-switch link and each switch without CA ports
@@ -259,13 +262,15 @@ class Check:
                           "fabric" % (mgid, pg))
             receivers = {ca_of_guid[pg] for pg, js in mem.items()
                          if js & RECEIVES and pg in ca_of_guid}
+            sendonly = {ca_of_guid[pg] for pg, js in mem.items()
+                        if not js & RECEIVES and pg in ca_of_guid}
             senders = [ca_of_guid[pg] for pg in mem if pg in ca_of_guid]
             tree_links, tree_switches = set(), set()
-            bad = 0
+            bad = so_copies = 0
             for src in senders:
                 floods += 1
                 got, used_links, used_sw, problems = self.flood(src, mlid, dlinks, dnodes,
-                                                                mft)
+                                                                mft, receivers - {src})
                 tree_links |= used_links
                 tree_switches |= used_sw
                 for p in problems:
@@ -284,6 +289,17 @@ class Check:
                 for end, n in got.items():
                     if end in receivers or end == src:
                         continue
+                    if end in sendonly:
+                        # IBA 15.2.5.17: send-only members need not
+                        # receive; a copy to one is waste, not an error
+                        so_copies += n
+                        if a.strict_sendonly:
+                            bad += 1
+                            self.fail("sendonly", "group %s mlid %#x from %s: reaches "
+                                      "send-only member %s" % (mgid, mlid,
+                                                               self.pname(src, name),
+                                                               self.pname(end, name)))
+                        continue
                     if end[1] == 0 and end[0] in switches:
                         what = "switch %s port 0" % name.get(end[0], hex(end[0]))
                     else:
@@ -300,6 +316,7 @@ class Check:
             top = sorted(name.get(s, hex(s)) for s in tree_switches if s not in has_ca)
             groups_out.append({"mgid": mgid, "mlid": "%#x" % mlid, "members": len(mem),
                                "receivers": len(receivers), "senders": len(senders),
+                               "sendonly_copies": so_copies,
                                "switches": len(tree_switches), "links": len(tree_links),
                                "top": top, "ok": bad == 0})
             self.log("group %s mlid %#x: %d members, %d switches, %d links, top %s%s"
@@ -327,7 +344,7 @@ class Check:
     def pname(end, name):
         return "%s[%d]" % (name.get(end[0], hex(end[0])), end[1])
 
-    def flood(self, src, mlid, dlinks, dnodes, mft):
+    def flood(self, src, mlid, dlinks, dnodes, mft, want):
         """Flood one packet from CA port src; -> (deliveries {end: n},
         inter-switch links used, switches used, [(category, text)])"""
         got = collections.Counter()
@@ -346,7 +363,7 @@ class Check:
             seen.add(sw)
             used_sw.add(sw)
             mask = mft.get(sw, {}).get(mlid, 0)
-            if not mask and (sw, inport) == first:
+            if not mask and (sw, inport) == first and want:
                 problems.append(("delivery", "the sender's switch %s has no MFT entry"
                                  % dnodes[sw]["desc"]))
             port = 0
@@ -372,9 +389,10 @@ class Check:
         a = self.a
         for g in stats["groups"]:
             print("checkmft: group mgid=%s mlid=%s members=%d receivers=%d switches=%d "
-                  "links=%d top=%s %s" % (g["mgid"], g["mlid"], g["members"], g["receivers"],
-                                          g["switches"], g["links"], ",".join(g["top"]) or "-",
-                                          "ok" if g["ok"] else "FAIL"))
+                  "links=%d top=%s sendonly_copies=%d %s"
+                  % (g["mgid"], g["mlid"], g["members"], g["receivers"], g["switches"],
+                     g["links"], ",".join(g["top"]) or "-", g["sendonly_copies"],
+                     "ok" if g["ok"] else "FAIL"))
         tops = stats["top_switch_trees"]
         if tops:
             print("checkmft: trees per top switch (no CA ports): %s"
@@ -428,6 +446,8 @@ def main(argv):
     ap.add_argument("--jobs", type=int, default=3, help="ibroute processes at once (3)")
     ap.add_argument("--allow-extra", action="store_true",
                     help="deliveries to non-receiving CA ports are not failures")
+    ap.add_argument("--strict-sendonly", action="store_true",
+                    help="copies to send-only members are failures (default: counted)")
     ap.add_argument("--allow-stale", action="store_true",
                     help="MFT entries of MLIDs without a group are not failures")
     ap.add_argument("--expect-groups", type=int, help="number of live groups expected")
