@@ -189,7 +189,11 @@ class Check:
 
     def _run(self, tools, t0):
         a = self.a
-        disc = tools.run_ok("ibnetdiscover")
+        if a.ibnetdiscover:
+            with open(a.ibnetdiscover) as f:
+                disc = f.read()
+        else:
+            disc = tools.run_ok("ibnetdiscover")
         dnodes, dlinks, _ = checkfabric.parse_ibnetdiscover(disc)
         switches = {g: n for g, n in dnodes.items() if n["kind"] == "sw"}
         ca_of_guid = {}                 # port guid -> (node guid, port)
@@ -267,7 +271,11 @@ class Check:
             senders = [ca_of_guid[pg] for pg in mem if pg in ca_of_guid]
             tree_links, tree_switches = set(), set()
             bad = so_copies = 0
-            for src in senders:
+            fast = a.fast and self.tree_ok(mlid, mft, dlinks, dnodes, receivers, sendonly,
+                                           senders)
+            if fast:
+                tree_links, tree_switches, so_copies = fast
+            for src in ([] if fast else senders):
                 floods += 1
                 got, used_links, used_sw, problems = self.flood(src, mlid, dlinks, dnodes,
                                                                 mft, receivers - {src})
@@ -343,6 +351,57 @@ class Check:
     @staticmethod
     def pname(end, name):
         return "%s[%d]" % (name.get(end[0], hex(end[0])), end[1])
+
+    @staticmethod
+    def tree_ok(mlid, mft, dlinks, dnodes, receivers, sendonly, senders):
+        """--fast: when the masked links form a tree over the switches with
+        an MFT entry (every link masked at both ends, connected, one link
+        fewer than switches), when exactly the receivers' and send-only
+        members' ports are masked, and every sender's switch is in the tree,
+        then a flood from any member reaches every other receiver exactly
+        once: one pass per group instead of one per sender.  -> (links,
+        switches, send-only copies), or None to flood sender by sender."""
+        S = {sw for sw, t in mft.items() if t.get(mlid, 0)}
+        links, ends = set(), set()
+        for sw in S:
+            mask, port = mft[sw][mlid], 0
+            while mask:
+                if mask & 1:
+                    peer = dlinks.get((sw, port)) if port else None
+                    if port == 0 or peer is None:
+                        return None
+                    if dnodes[peer[0]]["kind"] == "sw":
+                        if not (mft.get(peer[0], {}).get(mlid, 0) >> peer[1]) & 1:
+                            return None
+                        links.add(frozenset(((sw, port), peer)))
+                    else:
+                        ends.add(peer)
+                mask >>= 1
+                port += 1
+        if ends != receivers | (ends & sendonly) or not receivers <= ends:
+            return None
+        if len(receivers) > 1 or (receivers and set(senders) - receivers):
+            if len(links) != len(S) - 1 or any(dlinks[src][0] not in S for src in senders):
+                return None
+            # connected?
+            adj = collections.defaultdict(list)
+            for l in links:
+                x, y = tuple(l)
+                adj[x[0]].append(y[0])
+                adj[y[0]].append(x[0])
+            start = next(iter(S))
+            seen, todo = {start}, [start]
+            while todo:
+                for nb in adj[todo.pop()]:
+                    if nb not in seen:
+                        seen.add(nb)
+                        todo.append(nb)
+            if seen != S:
+                return None
+        so = len(ends & sendonly)
+        # every sender's copy reaches every masked send-only port but its own
+        copies = sum(so - (1 if src in ends & sendonly else 0) for src in senders)
+        return links, S, copies
 
     def flood(self, src, mlid, dlinks, dnodes, mft, want):
         """Flood one packet from CA port src; -> (deliveries {end: n},
@@ -443,7 +502,12 @@ def main(argv):
     ap.add_argument("--mcclient", default=os.environ.get("MCCLIENT",
                                                          os.path.join(here, "mcclient")))
     ap.add_argument("--mft", metavar="FILE", help="MFTs from mcclient mft lines, not ibroute")
+    ap.add_argument("--ibnetdiscover", metavar="FILE",
+                    help="the fabric from this saved ibnetdiscover output (for polling)")
     ap.add_argument("--jobs", type=int, default=3, help="ibroute processes at once (3)")
+    ap.add_argument("--fast", action="store_true",
+                    help="one structural pass per group when its links form a tree "
+                    "(floods sender by sender otherwise)")
     ap.add_argument("--allow-extra", action="store_true",
                     help="deliveries to non-receiving CA ports are not failures")
     ap.add_argument("--strict-sendonly", action="store_true",

@@ -175,8 +175,9 @@ static struct {
 	int verbose;
 	bool quiet_records;
 	bool no_repair;
+	bool summary;
 	const char *host;	/* SIM_HOST, for the output */
-} opt = { 1000, 3, 32, 6, 0, -2, 0, false, false, NULL };
+} opt = { 1000, 3, 32, 4, 0, -2, 0, false, false, false, NULL };
 
 static volatile sig_atomic_t stop_flag;
 
@@ -1313,11 +1314,16 @@ static void handle_answer(struct seq *s, const uint8_t *mad, int len)
 	seq_advance(s);
 }
 
+static unsigned ops_done;
+static double t_run_start, t_last_done;
+
 static void seq_advance(struct seq *s)
 {
 	s->busy = false;
 	if (!s->cur)
 		return;
+	ops_done++;
+	t_last_done = now_ms();
 	s->cur = s->cur->next;
 	if (s->cur && !stop_flag)
 		seq_send_current(s);
@@ -1541,11 +1547,16 @@ static void usage(void)
 	fputs("usage: mcclient [options] VERB [key=value...] [';' VERB ...]\n"
 	      "       mcclient [options] --batch FILE|-\n"
 	      "       mcclient [options] --fanout HOSTFILE VERB ...   (or --batch)\n"
-	      "options: --timeout MS (1000) --retries N (3) --inflight K (32) --jobs N (6)\n"
-	      "         --sa-lid LID --sim-lost auto|none|BYTE --quiet-records -v\n"
-	      "verbs:   info | cpi | join | leave | get | gettable | scan from= to=\n"
+	      "options: --timeout MS (1000) --retries N (3) --inflight K (32) --jobs N (4)\n"
+	      "         --sa-lid LID --sim-lost auto|none|BYTE --quiet-records --no-repair\n"
+	      "         --summary (ops/s from the first request to the last answer) -v -vv\n"
+	      "verbs:   info | cpi | join | leave | get | gettable | scan [from= to=]\n"
 	      "         ipoib [mgid=] [pkey=] [sendonly] [oldkernel] | ipoib-leave mgid= [js=]\n"
-	      "keys:    mgid (GID, 0, @=last answer) pgid (GID|self) qkey mlid mtusel mtu\n"
+	      "         rawtable attr=ID (any SA table, to test RMPP)\n"
+	      "         mft lid=SWITCH [from= to=] (MulticastForwardingTable by SMP)\n"
+	      "batch:   one sequence a line, operations separated by ';', 'barrier' lines\n"
+	      "keys:    mgid (GID, 0, @=last answer, snm=own solicited-node) pgid (GID|self)\n"
+	      "         qkey mlid mtusel mtu\n"
 	      "         tclass pkey ratesel rate pltsel plt sl flow hop scope js proxy\n"
 	      "         mask=HEX|name,name (replaces the mask) clear=name,.. smkey=N\n"
 	      "Every key given sets its component mask bit; join/leave add pgid (own GID\n"
@@ -1601,7 +1612,12 @@ static int run_here(struct seq **seqs, int n)
 	if (port_open() < 0)
 		return 2;
 	seqs = split_scans(seqs, &n);
+	t_run_start = now_ms();
 	run_seqs(seqs, n);
+	if (opt.summary && ops_done)
+		emit(NULL, "op=summary ops=%u failures=%d seconds=%.6f per_second=%.0f inflight=%d",
+		     ops_done, failures, (t_last_done - t_run_start) / 1e3,
+		     ops_done / ((t_last_done - t_run_start) / 1e3), opt.inflight);
 	if (scan_parts)
 		emit(NULL, "op=scan status=0x0000 found=%u errors=%u", scan_found_total,
 		     scan_err_total);
@@ -1695,6 +1711,9 @@ int main(int argc, char **argv)
 			continue;
 		} else if (!strcmp(a, "--no-repair")) {
 			opt.no_repair = true;
+			continue;
+		} else if (!strcmp(a, "--summary")) {
+			opt.summary = true;
 			continue;
 		} else if (!strcmp(a, "--")) {
 			i++;
