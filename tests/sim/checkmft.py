@@ -271,8 +271,8 @@ class Check:
             senders = [ca_of_guid[pg] for pg in mem if pg in ca_of_guid]
             tree_links, tree_switches = set(), set()
             bad = so_copies = 0
-            fast = a.fast and self.tree_ok(mlid, mft, dlinks, dnodes, receivers, sendonly,
-                                           senders)
+            fast = (a.fast and not a.strict_sendonly and
+                    self.tree_ok(mlid, mft, dlinks, dnodes, receivers, sendonly, senders))
             if fast:
                 tree_links, tree_switches, so_copies = fast
             for src in ([] if fast else senders):

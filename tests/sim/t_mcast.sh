@@ -39,7 +39,8 @@ if [ "$(mc_count "$out" ipoib 0x0000)" -eq 0 ]; then
 	bad "checkmft broadcast group: skipped, no join succeeded"
 elif ! mc_checkmft --members "$out" --expect-groups 1; then bad "checkmft broadcast group"; else
 	ok "checkmft broadcast group"; fi
-grep -E '^checkmft: (group|trees|inter|PASS|FAIL)|^FAIL|^  ' "$mc_tmp/checkmft.out" | cut -c1-200 | head -n 30
+[ -f "$mc_tmp/checkmft.out" ] &&
+	grep -E '^checkmft: (group|trees|inter|PASS|FAIL)|^FAIL|^  ' "$mc_tmp/checkmft.out" | cut -c1-200 | head -n 30
 
 # The groups IPoIB creates: every 9th host, all-hosts (224.0.0.1), all-nodes
 # (ff02::1), its solicited-node group; every 27th also sends to mDNS
@@ -55,23 +56,30 @@ n27=$(wc -l <"$mc_tmp/hosts27")
 check test "$(mc_count "$mc_tmp/more.out" ipoib 0x0000)" -eq $((4 * n9))
 check test "$(mc_count "$mc_tmp/so.out" ipoib 0x0000)" -eq $((2 * n27))
 # every created group took the broadcast group's parameters
+same() {	# same FILE KEY: one value of KEY in FILE's joins, the broadcast group's
+	local v w
+	v=$(mc_values "$1" ipoib "$2")
+	w=$(mc_values "$out" ipoib "$2")
+	[ -n "$w" ] && [ "$v" = "$w" ]
+}
 for f in more so; do
 	for k in qkey mtu rate sl tclass flow hop pkey; do
-		check test "$(mc_values "$mc_tmp/$f.out" ipoib "$k")" = "$(mc_values "$out" ipoib "$k")"
+		check same "$mc_tmp/$f.out" "$k"
 	done
 done
 check test "$(grep ' req_mgid=ff12:401b:ffff::fb ' "$mc_tmp/so.out" | mc_values /dev/stdin ipoib js)" = 0x8
 # one MLID per group, all distinct
 groups=$(cat "$out" "$mc_tmp/more.out" "$mc_tmp/so.out" | mc_values /dev/stdin ipoib mgid | wc -l)
 check test "$groups" -eq $((3 + n9 + 1))
-check test "$(cat "$out" "$mc_tmp/more.out" "$mc_tmp/so.out" | awk '/ op=ipoib status=0x0000 / {
+check test "$groups" -gt 0 -a "$(cat "$out" "$mc_tmp/more.out" "$mc_tmp/so.out" | awk '/ op=ipoib status=0x0000 / {
 	for (i = 1; i <= NF; i++) { if ($i ~ /^mgid=/) g = $i; if ($i ~ /^mlid=/) m = $i } print g, m }' |
 	sort -u | awk '{ print $2 }' | sort | uniq -d | wc -l)" -eq 0
 if [ "$(mc_count "$mc_tmp/more.out" ipoib 0x0000)" -eq 0 ]; then
 	bad "checkmft all groups: skipped, no join succeeded"
 elif ! mc_checkmft --members "$out" --members "$mc_tmp/more.out" --members "$mc_tmp/so.out" \
 	--expect-groups "$groups"; then bad "checkmft all groups"; else ok "checkmft all groups"; fi
-grep -E '^checkmft: (trees|inter|PASS|FAIL)|^FAIL|^  ' "$mc_tmp/checkmft.out" | cut -c1-200 | head -n 30
+[ -f "$mc_tmp/checkmft.out" ] &&
+	grep -E '^checkmft: (trees|inter|PASS|FAIL)|^FAIL|^  ' "$mc_tmp/checkmft.out" | cut -c1-200 | head -n 30
 # the SA agrees with the test about the members of the broadcast group
 awk '{ print "get mgid=ff12:401b:ffff::ffff:ffff pgid=" substr($0, index($0, "req_pgid=") + 9) }' \
 	"$out" | awk '{ print $1, $2, $3, "smkey='"$MC_SMKEY"'" }' >"$mc_tmp/gets"

@@ -30,6 +30,7 @@ printf '%s\n' $A $B host-0070 >"$mc_tmp/base_hosts"
 mc_fanout "$mc_tmp/base_hosts" ipoib >"$mc_tmp/base.out" 2>/dev/null || true
 check test "$(mc_count "$mc_tmp/base.out" ipoib 0x0000)" -eq 3
 base_mgids=$(mc_values "$mc_tmp/base.out" ipoib mgid)
+check test "$base_mgids" = ff12:401b:ffff::ffff:ffff
 
 live_groups() {	# the MGIDs the SA knows, by an MLID scan
 	mc_client scan 2>/dev/null | awk '/op=scan-rec/ { for (i = 1; i <= NF; i++)
@@ -98,13 +99,15 @@ for r in 1 2; do
 	echo "round $r: highest MLID $(maxmlid "$d/all.out")"
 	# only the broadcast group lives on, in the SA and in the MFTs
 	live_groups >"$d/live"
-	if [ "$(cat "$d/live")" = "$base_mgids" ]; then
+	if [ -n "$base_mgids" ] && [ "$(cat "$d/live")" = "$base_mgids" ]; then
 		ok "round $r: only the broadcast group lives"
 	else
 		bad "round $r: $(wc -l <"$d/live") groups live, expected 1; first:" \
 			"$(grep -v -x -F "$base_mgids" "$d/live" | head -n 3 | xargs)"
 	fi
-	if mc_checkmft --members "$mc_tmp/base.out" --expect-groups 1; then
+	if [ -z "$base_mgids" ]; then
+		bad "round $r: MFTs not judged: the broadcast joins failed"
+	elif mc_checkmft --members "$mc_tmp/base.out" --expect-groups 1; then
 		ok "round $r: MFTs only of the live group"
 	else
 		bad "round $r: MFTs only of the live group"
@@ -117,7 +120,7 @@ check test "$((max1))" -ge $((0xc000))
 # saquery -m (under the simulator only its first MAD, 3 records: enough here)
 (cd "$mc_tmp" && SIM_HOST=$B sim_run saquery -m) >"$mc_tmp/saquery.out" 2>/dev/null || true
 sa_m=$(awk '/MGID/ { sub(/.*\.\.\./, ""); print }' "$mc_tmp/saquery.out" | sort -u)
-if [ "$sa_m" = "$base_mgids" ]; then ok "saquery -m lists only the broadcast group"
+if [ -n "$base_mgids" ] && [ "$sa_m" = "$base_mgids" ]; then ok "saquery -m lists only the broadcast group"
 else bad "saquery -m lists $(echo "$sa_m" | xargs)"; fi
 # shellcheck disable=SC2154
 echo "SM RSS: round 1 $rss1 kB, round 2 $rss2 kB"
