@@ -309,6 +309,7 @@ struct seq {
 	bool have_joined;
 	bool bcast_tried, cpi_done, cpi_no_sofull;
 	bool barrier;		/* a "barrier" line of a batch */
+	bool split;		/* made by split_scans() */
 	bool truncated;		/* a table sent as one MAD that may go on */
 	bool repairing;
 	uint8_t *repaired;
@@ -812,8 +813,18 @@ static bool insert_prerequisite(struct seq *s)
 	} else {
 		return false;
 	}
+	/* into the sequence's list, where free_seq() finds it */
 	pre->next = o;
-	s->cur = pre;	/* (leaked with the sequence: a test tool) */
+	if (s->head == o) {
+		s->head = pre;
+	} else {
+		struct op *q = s->head;
+
+		while (q->next != o)
+			q = q->next;
+		q->next = pre;
+	}
+	s->cur = pre;
 	return true;
 }
 
@@ -1564,7 +1575,33 @@ static void usage(void)
 	      "IPoIB driver sends.  Output: one key=value line per operation.\n", stderr);
 }
 
-/* A sequence that is one scan becomes --inflight scans of parts of its range */
+static void free_seq(struct seq *s)
+{
+	struct op *o, *next;
+
+	if (!s)
+		return;
+	for (o = s->head; o; o = next) {
+		next = o->next;
+		free(o);
+	}
+	free(s->data);
+	free(s->masks);
+	free(s->repaired);
+	free(s);
+}
+
+static void free_seqs(struct seq **seqs, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free_seq(seqs[i]);
+	free(seqs);
+}
+
+/* A sequence that is one scan becomes --inflight scans of parts of its range
+ * (new sequences, marked split: run_here frees them) */
 static struct seq **split_scans(struct seq **seqs, int *n)
 {
 	struct seq **v;
@@ -1594,8 +1631,10 @@ static struct seq **split_scans(struct seq **seqs, int *n)
 			p->scan_to = from + span * (k + 1) / parts - 1;
 			if (p->scan_to < p->scan_from)
 				continue;
+			p->next = NULL;
 			s->head = s->cur = p;
 			s->id = seqs[i]->id;
+			s->split = true;
 			v[m++] = s;
 		}
 	}
@@ -1607,13 +1646,20 @@ static int run_here(struct seq **seqs, int n)
 {
 	const char *pre = getenv("LD_PRELOAD");
 
+	struct seq **run;
+	int i, nrun = n;
+
 	if (opt.sim_lost_from == -2)
 		opt.sim_lost_from = pre && strstr(pre, "umad2sim") ? SIM_LOST_FROM : -1;
 	if (port_open() < 0)
 		return 2;
-	seqs = split_scans(seqs, &n);
+	run = split_scans(seqs, &nrun);
 	t_run_start = now_ms();
-	run_seqs(seqs, n);
+	run_seqs(run, nrun);
+	for (i = 0; i < nrun; i++)
+		if (run[i]->split)
+			free_seq(run[i]);
+	free(run);
 	if (opt.summary && ops_done)
 		emit(NULL, "op=summary ops=%u failures=%d seconds=%.6f per_second=%.0f inflight=%d",
 		     ops_done, failures, (t_last_done - t_run_start) / 1e3,
@@ -1662,9 +1708,17 @@ static int fanout(const char *hostfile, struct seq **seqs, int n)
 				continue;
 			}
 			if (pid == 0) {
+				int rc;
+
 				setenv("SIM_HOST", hosts[next], 1);
 				opt.host = hosts[next];
-				exit(run_here(seqs, n));
+				rc = run_here(seqs, n);
+				free_seqs(seqs, n);
+				while (nh)
+					free(hosts[--nh]);
+				free(hosts);
+				free(line);
+				exit(rc);
 			}
 			next++;
 			running++;
@@ -1683,6 +1737,10 @@ static int fanout(const char *hostfile, struct seq **seqs, int n)
 			bad++;
 	}
 	fprintf(stderr, "mcclient: fanout: %zu hosts, %d failed\n", nh, bad);
+	while (nh)
+		free(hosts[--nh]);
+	free(hosts);
+	free(line);
 	return bad ? 1 : 0;
 }
 
@@ -1690,7 +1748,7 @@ int main(int argc, char **argv)
 {
 	const char *batch = NULL, *hosts = NULL;
 	struct seq **seqs = NULL;
-	int i, n = 0;
+	int i, n = 0, rc;
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
@@ -1770,7 +1828,7 @@ int main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (hosts)
-		return fanout(hosts, seqs, n);
-	return run_here(seqs, n);
+	rc = hosts ? fanout(hosts, seqs, n) : run_here(seqs, n);
+	free_seqs(seqs, n);
+	return rc;
 }
