@@ -1142,9 +1142,11 @@ static void handle_rmpp(struct seq *s, const uint8_t *mad)
 	if (seg == 1) {
 		memcpy(s->first_hdr, mad, SA_DATA_OFF);
 		s->attr_off = get16(mad + 44);
-		/* IBA 13.6.2.3 PayloadLength of the first segment: senders
-		 * differ on whether the SA header counts once (the kernel) or
-		 * per segment; only reported, the length comes from the last */
+		/* IBA 13.6.2.3 PayloadLength of the first segment: the
+		 * kernel's sender (send_next_seg) and smd count the SA header
+		 * of every segment (220 bytes each, minus the pad); only
+		 * reported: the length comes from the last, as the kernel's
+		 * receiver takes it (get_mad_len) */
 		s->total = (flags & RMPP_FIRST) ? pay : 0;
 	}
 	if (s->len + SA_DATA_LEN > s->cap) {
