@@ -10,6 +10,7 @@
 #   MC_SIM_ARGS   extra ibsim arguments (default "-M 2048", see below)
 #   MC_JOBS       simulated hosts acting at once (default 4; ibsim serves
 #                 10 clients: the SM, these, and 3 ibroute of checkmft.py)
+#   MC_TMPDIR     work dirs (default /dev/shm when writable, see below)
 #   KEEP=1        keep the work dir
 #
 # Why -M 2048: ibsim 0.10 stores MFT block b, position p at uint16 index
@@ -31,6 +32,11 @@ fi
 MC_SMKEY=${MC_SMKEY:-1}
 MC_SIM_ARGS=${MC_SIM_ARGS:--M 2048}
 MC_JOBS=${MC_JOBS:-4}
+# Every simulator client (tools, mcclient children) builds umad2sim's fake
+# sysfs tree in its cwd: on tmpfs that is several times faster than on a
+# disk-backed /tmp (648 hosts joining: ~1 s against 4-7 s here)
+if [ -z "${MC_TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then MC_TMPDIR=/dev/shm; fi
+export TMPDIR=${MC_TMPDIR:-${TMPDIR:-/tmp}}
 GEN="python3 $top/tests/gen/topogen.py"
 CHECKMFT="python3 $here/checkmft.py"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:suppressions=$top/tests/asan.supp}

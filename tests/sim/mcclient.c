@@ -22,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -176,8 +177,9 @@ static struct {
 	bool quiet_records;
 	bool no_repair;
 	bool summary;
+	const char *sysfs_dir;	/* --fanout children attach in a dir here */
 	const char *host;	/* SIM_HOST, for the output */
-} opt = { 1000, 3, 32, 4, 0, -2, 0, false, false, false, NULL };
+} opt = { 1000, 3, 32, 4, 0, -2, 0, false, false, false, "/dev/shm", NULL };
 
 static volatile sig_atomic_t stop_flag;
 
@@ -1563,6 +1565,7 @@ static void usage(void)
 	      "options: --timeout MS (1000) --retries N (3) --inflight K (32) --jobs N (4)\n"
 	      "         --sa-lid LID --sim-lost auto|none|BYTE --quiet-records --no-repair\n"
 	      "         --summary (ops/s from the first request to the last answer) -v -vv\n"
+	      "         --sysfs-dir DIR (where --fanout children attach; /dev/shm, '' = cwd)\n"
 	      "verbs:   info | cpi | join | leave | get | gettable | scan [from= to=]\n"
 	      "         ipoib [mgid=] [pkey=] [sendonly] [oldkernel] | ipoib-leave mgid= [js=]\n"
 	      "         rawtable attr=ID (any SA table, to test RMPP)\n"
@@ -1679,6 +1682,8 @@ static int fanout(const char *hostfile, struct seq **seqs, int n)
 	char **hosts = NULL, *line = NULL;
 	size_t cap = 0, lcap = 0, nh = 0, next = 0;
 	int running = 0, bad = 0, status;
+	char tmpdir[PATH_MAX], oldcwd[PATH_MAX];
+	bool moved = false;
 	pid_t pid;
 
 	if (!f) {
@@ -1700,6 +1705,18 @@ static int fanout(const char *hostfile, struct seq **seqs, int n)
 	}
 	fclose(f);
 	fflush(stdout);
+	/*
+	 * umad2sim builds a fake sysfs tree in the cwd of every client it
+	 * attaches (./sys-<pid>, ~100 files): on a disk-backed /tmp that was
+	 * 6-7x slower than on tmpfs here (648 hosts: 4-7 s against 1 s).  The
+	 * children attach in a private directory on /dev/shm when there is
+	 * one; the parent has made no umad call, so it may still chdir.
+	 */
+	if (opt.sysfs_dir && *opt.sysfs_dir) {
+		snprintf(tmpdir, sizeof(tmpdir), "%s/mcclient.XXXXXX", opt.sysfs_dir);
+		if (mkdtemp(tmpdir) && getcwd(oldcwd, sizeof(oldcwd)) && !chdir(tmpdir))
+			moved = true;
+	}
 	while (next < nh || running) {
 		if (!stop_flag && next < nh && running < opt.jobs) {
 			pid = fork();
@@ -1739,6 +1756,16 @@ static int fanout(const char *hostfile, struct seq **seqs, int n)
 			bad++;
 	}
 	fprintf(stderr, "mcclient: fanout: %zu hosts, %d failed\n", nh, bad);
+	if (moved) {
+		/* sys-<pid> of children that died by a signal stay behind */
+		char cmd[PATH_MAX + 32];
+
+		if (chdir(oldcwd) < 0)
+			perror(oldcwd);
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "mcclient: cannot remove %s\n", tmpdir);
+	}
 	while (nh)
 		free(hosts[--nh]);
 	free(hosts);
@@ -1798,6 +1825,8 @@ int main(int argc, char **argv)
 			batch = v;
 		else if (!strcmp(a, "--fanout"))
 			hosts = v;
+		else if (!strcmp(a, "--sysfs-dir"))
+			opt.sysfs_dir = v;
 		else if (!strcmp(a, "--sim-lost"))
 			opt.sim_lost_from = !strcmp(v, "auto") ? -2 :
 					    !strcmp(v, "none") ? -1 : atoi(v);
