@@ -36,10 +36,15 @@ trap bench_cleanup EXIT
 
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
-# "rate OPS SECONDS" summed over mcclient --summary lines
-rates() { awk '/op=summary/ { for (i = 1; i <= NF; i++) { split($i, a, "=")
-		if (a[1] == "ops") o += a[2]; if (a[1] == "seconds") s += a[2]; if (a[1] == "failures") f += a[2] } }
-	END { if (s > 0) printf "%.0f/s (%d ops in %.3f s, %d failed)", o / s, o, s, f; else print "-" }' "$@"; }
+# operations per second summed over mcclient --summary lines, and how many
+# of the operations the SA answered with status 0
+rates() {
+	awk '/op=summary/ { for (i = 1; i <= NF; i++) { split($i, a, "=")
+			if (a[1] == "ops") o += a[2]; if (a[1] == "seconds") s += a[2] } }
+		/ status=0x0000 / { ok++ }
+		END { if (s > 0) printf "%.0f/s (%d ops in %.3f s, %d answered 0)", o / s, o, s, ok
+		      else print "-" }' "$@"
+}
 
 # run one part for one SM in a fresh simulator (a subshell: mcast_lib.sh
 # installs its own traps and work dir)
