@@ -90,7 +90,7 @@ part_a() {
 }
 
 part_b() {
-	local d=$mc_tmp t0 t1 t2 lo hi n ok= polls
+	local d=$mc_tmp t0 t1 t2 lo hi n ok='' polls
 	# shellcheck disable=SC2086
 	$GEN $MFT_TOPO -o "$d/net" 2>/dev/null
 	mc_sim_start "$d/net"

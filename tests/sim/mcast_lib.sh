@@ -37,6 +37,7 @@ MC_JOBS=${MC_JOBS:-4}
 # disk-backed /tmp (648 hosts joining: ~1 s against 4-7 s here)
 if [ -z "${MC_TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ]; then MC_TMPDIR=/dev/shm; fi
 export TMPDIR=${MC_TMPDIR:-${TMPDIR:-/tmp}}
+# shellcheck disable=SC2034 # used by the scripts that source this
 GEN="python3 $top/tests/gen/topogen.py"
 CHECKMFT="python3 $here/checkmft.py"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-verify_asan_link_order=0:detect_leaks=1:suppressions=$top/tests/asan.supp}

@@ -38,7 +38,7 @@ live_groups() {	# the MGIDs the SA knows, by an MLID scan
 }
 
 round() {	# round NUMBER: runs it, leaves round<N>.* files, prints max MLID
-	local r=$1 i v x c d=$mc_tmp/r$1
+	local r=$1 i x c d=$mc_tmp/r$1
 	mkdir -p "$d"
 	for i in $(seq 1 600); do
 		x=$(printf 'ff12:e00%d::%x' "$r" "$i")
