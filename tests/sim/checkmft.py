@@ -32,7 +32,8 @@ with --strict-sendonly).
 MLIDs with entries in some MFT but no live group are stale (a leak of the
 SM's), failures unless --allow-stale.  Link usage per tree is reported:
 how many trees use each inter-switch link and each switch without CA ports
-(the spines of a fat-tree), to judge whether trees spread.
+(the spines of a fat-tree), to judge whether trees spread;
+--min-top-switches N makes too little spread a failure.
 
 Exit status 0 when everything holds, 1 on check failures, 2 on errors.
 """
@@ -342,6 +343,10 @@ class Check:
                           % (mlid, n))
         tops = collections.Counter({name.get(s, hex(s)): switch_use[s]
                                     for s in switches if s not in has_ca})
+        used_tops = sum(1 for n in tops.values() if n)
+        if a.min_top_switches and used_tops < a.min_top_switches:
+            self.fail("spread", "the trees use %d switches without CA ports, want at least %d"
+                      % (used_tops, a.min_top_switches))
         loads = sorted(link_use.values())
         return {"groups": groups_out, "floods": floods, "stale_mlids": len(stale),
                 "top_switch_trees": dict(sorted(tops.items())),
@@ -515,6 +520,9 @@ def main(argv):
     ap.add_argument("--allow-stale", action="store_true",
                     help="MFT entries of MLIDs without a group are not failures")
     ap.add_argument("--expect-groups", type=int, help="number of live groups expected")
+    ap.add_argument("--min-top-switches", type=int, default=0, metavar="N",
+                    help="fail unless the trees together use N switches without CA ports "
+                    "(the spines of a fat-tree): do they spread?")
     ap.add_argument("--summary", metavar="FILE", help="write a JSON summary")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("-v", "--verbose", action="count", default=0)
