@@ -24,9 +24,12 @@ struct mcast {
 	uint64_t gen;			/* bumped when fo is replaced */
 	bool pending;			/* joins or leaves since the last update */
 	bool sweeping;			/* a heavy sweep programs its own forest */
+	uint64_t saved_us;		/* when groups were last written to the database */
 	unsigned int inflight;
 	struct mcast_stats st;
 };
+
+static void persist(struct smd *smd, bool force);
 
 struct mft_ctx {
 	struct smd *smd;
@@ -106,6 +109,7 @@ void mcast_fini(struct smd *smd)
 
 	if (!m)
 		return;
+	persist(smd, true);
 	mc_forest_free(m->fo);
 	mc_forest_free(m->spare);
 	mc_db_free(m->db);
@@ -128,14 +132,28 @@ struct mc_forest *mcast_forest(const struct smd *smd)
 	return smd->mcast ? smd->mcast->fo : NULL;
 }
 
-/* Groups that appeared or went: their MLIDs in the database, in one transaction */
-static void persist(struct smd *smd)
+/*
+ * Groups that appeared or went: their MLIDs in the database, in one
+ * transaction. A join storm would pay a commit per batch of answers: unless
+ * forced, what waits is written once 256 events are there or 200 ms passed.
+ * A crash loses at most that: groups then get new MLIDs, nothing worse.
+ */
+#define PERSIST_EVENTS	256
+#define PERSIST_US	200000
+
+static void persist(struct smd *smd, bool force)
 {
 	struct mcast *m = smd->mcast;
 	struct mc_event ev[256];
 	struct store_mcast g[256];
+	uint64_t now = txn_now_us();
 	size_t n;
 
+	if (!mc_db_events(m->db))
+		return;
+	if (!force && mc_db_events(m->db) < PERSIST_EVENTS && now - m->saved_us < PERSIST_US)
+		return;
+	m->saved_us = now;
 	while ((n = mc_db_take_events(m->db, ev, 256)) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			memcpy(g[i].mgid, ev[i].mgid, 16);
@@ -323,7 +341,7 @@ int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
 	if (dropped)
 		log_info("multicast: %zu memberships of ports that left the fabric dropped",
 			 dropped);
-	persist(smd);
+	persist(smd, true);
 	e = mc_forest_new(f, r, &fo);
 	if (e < 0)
 		return e;
@@ -396,10 +414,12 @@ void mcast_run(struct smd *smd)
 	uint64_t dirty[MLID_COUNT / 64 + 1];
 	int e;
 
-	if (!m || !m->pending || m->sweeping || !m->fo || smd->sm_state != SM_MASTER)
+	if (!m || m->sweeping)
+		return;
+	persist(smd, false);
+	if (!m->pending || !m->fo || smd->sm_state != SM_MASTER)
 		return;
 	m->pending = false;
-	persist(smd);
 	if (!mc_db_take_dirty(m->db, dirty))
 		return;
 	m->st.updates++;

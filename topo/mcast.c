@@ -217,6 +217,11 @@ static void event_add(struct mc_db *db, bool created, const struct mc_group *g)
 	db->nev++;
 }
 
+size_t mc_db_events(const struct mc_db *db)
+{
+	return db->nev;
+}
+
 size_t mc_db_take_events(struct mc_db *db, struct mc_event *ev, size_t n)
 {
 	size_t k = db->nev < n ? db->nev : n;

@@ -193,6 +193,8 @@ size_t mc_db_take_dirty(struct mc_db *db, uint64_t *dirty);
 uint16_t mc_db_next_dirty(const uint64_t *dirty, uint16_t prev);
 /* Mark one MLID (or all with mlid 0) changed */
 void mc_db_touch(struct mc_db *db, uint16_t mlid);
+/* Created/deleted groups waiting to be taken */
+size_t mc_db_events(const struct mc_db *db);
 /* Created/deleted groups since the last call: up to n into ev, returns how many taken */
 size_t mc_db_take_events(struct mc_db *db, struct mc_event *ev, size_t n);
 
