@@ -6,7 +6,10 @@
 # it: rereg_shim.c makes their PortInfo advertise the capability and writes
 # down each ClientReregister sent), and the hosts' joins succeed again on
 # its SA, with MFTs that deliver (checkmft.py). Then that smd is restarted
-# on its database: the groups joined again get the MLIDs they had.
+# on its database: the groups joined again get the MLIDs they had. Last,
+# the SA's MulticastForwardingTableRecords say what ibroute -M reads, and a
+# host unplugged leaves its groups: the one it alone held is gone, its MLID
+# free again.
 MC_SM=smd
 . "$(dirname "$0")/mcast_lib.sh"
 $GEN ft3 4 -o "$mc_tmp/net" 2>/dev/null
@@ -106,4 +109,50 @@ mc_fanout "$mc_tmp/hosts4r" join mgid=ff12:e00f::77 $C \; ipoib mgid=ff12:601b:f
 mlids "$mc_tmp/j3" >"$mc_tmp/mlids.after"
 cat "$mc_tmp/mlids.after"
 check cmp -s "$mc_tmp/mlids.before" "$mc_tmp/mlids.after"
+
+# The SA's MFT records against the switches' tables, entry by entry: one
+# Get per switch (its 5 ports make one position, its MLIDs one block: one
+# record, whole in one MAD, which the simulator delivers intact)
+SMCTL=${SMCTL:-$top/smd/smctl}
+: >"$mc_tmp/mftr"
+: >"$mc_tmp/mft.ibroute"
+for lid in $(sim_run ibswitches 2>/dev/null | sed -n 's/.* lid \([0-9]*\) .*/\1/p'); do
+	(cd "$mc_tmp" && sim_run "$SMCTL" sa mft --lid "$lid" --get) 2>/dev/null |
+		awk 'NR > 1' >>"$mc_tmp/mftr"
+	# ibroute -M -n: MLID, then one mask per position, position 0 first
+	sim_run ibroute -M -n "$lid" 2>/dev/null | python3 -c '
+import sys
+lid = int(sys.argv[1])
+for l in sys.stdin:
+    f = l.split()
+    if not f or not f[0].lower().startswith("0xc"):
+        continue
+    ports = [16 * p + b for p, m in enumerate(f[1:]) for b in range(16) if int(m, 16) >> b & 1]
+    if ports:
+        print("%-5d 0x%04x ports %s" % (lid, int(f[0], 16), " ".join(map(str, ports))))
+' "$lid" >>"$mc_tmp/mft.ibroute"
+done
+sort -o "$mc_tmp/mftr" "$mc_tmp/mftr"
+sort -o "$mc_tmp/mft.ibroute" "$mc_tmp/mft.ibroute"
+check test "$(wc -l <"$mc_tmp/mftr")" -ge 10
+if cmp -s "$mc_tmp/mftr" "$mc_tmp/mft.ibroute"; then ok "MFT records = ibroute -M"
+else bad "MFT records differ from ibroute -M"; diff "$mc_tmp/mftr" "$mc_tmp/mft.ibroute" | head; fi
+
+# A host unplugged: a group only it held goes, and so does its MLID
+lone=$(sed -n 5p "$mc_tmp/hosts")
+SIM_HOST=$lone mc_client ipoib \; join mgid=ff12:e00f::99 $C >"$mc_tmp/lone" 2>/dev/null || true
+check test "$(mc_count "$mc_tmp/lone" join 0x0000)" -eq 1
+lone_mlid=$(mc_values "$mc_tmp/lone" join mlid)
+mc_client get mgid=ff12:e00f::99 >"$mc_tmp/lone.get" 2>/dev/null || true
+check test "$(mc_count "$mc_tmp/lone.get" get 0x0000)" -eq 1
+sweeps=$(grep -c "subnet UP" "$mc_tmp/b/out")
+sim_console "Unlink \"$lone\"[1]"
+check wait_log "$mc_tmp/b/out" "subnet UP" $((sweeps + 1))
+check grep -q "memberships of ports that left the fabric dropped" "$mc_tmp/b/out"
+mc_client get mgid=ff12:e00f::99 >"$mc_tmp/lone.get2" 2>/dev/null || true
+check test "$(mc_count "$mc_tmp/lone.get2" get 0x0300)" -eq 1
+# ... and its MLID is the next group's
+SIM_HOST=$(sed -n 6p "$mc_tmp/hosts") mc_client join mgid=ff12:e00f::aa $C \
+	>"$mc_tmp/next" 2>/dev/null || true
+check test "$(mc_values "$mc_tmp/next" join mlid)" = "$lone_mlid"
 finish
