@@ -16,8 +16,19 @@
 #include "topo/path.h"
 #include "topo/route.h"
 
-#define SA_MAX_RECORDS		(1u << 20)	/* a GetTable bigger than this: NO_RESOURCES */
-#define SA_MAX_XFERS		1024		/* RMPP transfers in flight */
+/*
+ * Limits: every client gets answers, none can take the SA for itself. A
+ * GetTable that would pass them is refused with ERR_NO_RESOURCES before its
+ * table is built further (the work and memory stop at the limit).
+ */
+#define SA_MAX_RECORDS		(1u << 20)	/* records in one answer */
+#define SA_MAX_XFERS		1024		/* RMPP transfers in flight, all clients */
+#define SA_XFERS_PER_PORT	16		/* ... for one requesting port */
+#define SA_BYTES_MAX		(64u << 20)	/* answers in flight, all clients */
+#define SA_BYTES_PER_PORT	(16u << 20)	/* ... for one requesting port */
+#define SA_XFER_LIFE_US		30000000	/* a transfer ends after 30 s, ACKs or not */
+#define SA_PENDING_PER_PORT	2		/* SL2VL queries waiting for the fabric */
+#define SA_PENDING_MAX		32
 #define RMPP_TIMEOUT_US		500000
 #define RMPP_RETRIES		10
 #define RMPP_WINDOW_MAX		16
@@ -35,6 +46,8 @@ struct sa_xfer {
 	uint32_t wlast;		/* the receiver's window: may send up to here */
 	uint32_t sent;		/* highest segment sent */
 	uint64_t deadline;
+	uint64_t born;		/* when it started: SA_XFER_LIFE_US */
+	uint16_t owner;		/* the requesting port's base LID: its limits */
 	unsigned int retries;
 };
 
@@ -54,6 +67,7 @@ struct sa_pending {
 	struct sl2vl_item *items;
 	size_t n;
 	unsigned int outstanding;
+	uint16_t owner;		/* the requesting port: its limits */
 };
 
 int sa_new(const struct sa_env *env, struct sa **out)
@@ -62,6 +76,16 @@ int sa_new(const struct sa_env *env, struct sa **out)
 
 	if (!sa)
 		return -ENOMEM;
+	sa->port_xfers = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_xfers));
+	sa->port_bytes = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_bytes));
+	sa->port_pending = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_pending));
+	if (!sa->port_xfers || !sa->port_bytes || !sa->port_pending) {
+		free(sa->port_xfers);
+		free(sa->port_bytes);
+		free(sa->port_pending);
+		free(sa);
+		return -ENOMEM;
+	}
 	sa->env = env;
 	*out = sa;
 	return 0;
@@ -93,8 +117,46 @@ struct sa *sa_free(struct sa *sa)
 	}
 	path_table_free(sa->pt);
 	free(sa->by_guid);
+	free(sa->port_xfers);
+	free(sa->port_bytes);
+	free(sa->port_pending);
 	free(sa);
 	return NULL;
+}
+
+static unsigned int lim_xfers(const struct sa *sa)
+{
+	return sa->env->xfers_per_port ? sa->env->xfers_per_port : SA_XFERS_PER_PORT;
+}
+
+static size_t lim_port_bytes(const struct sa *sa)
+{
+	return sa->env->bytes_per_port ? sa->env->bytes_per_port : SA_BYTES_PER_PORT;
+}
+
+static size_t lim_bytes(const struct sa *sa)
+{
+	return sa->env->bytes_max ? sa->env->bytes_max : SA_BYTES_MAX;
+}
+
+static uint64_t sa_now(const struct sa *sa)
+{
+	return sa->env->now ? sa->env->now(sa->env->ctx) : txn_now_us();
+}
+
+/*
+ * Whose limits a request counts against: its port, by base LID (a port
+ * with LMC > 0 sends from several LIDs); LIDs the model does not know count
+ * as themselves.
+ */
+static uint16_t owner_of(const struct sa *sa, uint16_t slid)
+{
+	const struct fab_port *p = sa->f && slid <= LID_UCAST_MAX ?
+				   fabric_port_by_lid(sa->f, slid) : NULL;
+
+	if (p && p->lid)
+		return p->lid;
+	return slid <= LID_UCAST_MAX ? slid : 0;
 }
 
 void sa_set_mcast(struct sa *sa, struct mc_db *db, const struct mc_forest *forest)
@@ -257,7 +319,20 @@ static void xfer_pump(struct sa *sa, struct sa_xfer *x)
 {
 	while (x->sent < x->wlast && x->sent < x->nseg)
 		xfer_send_seg(sa, x, ++x->sent);
-	x->deadline = txn_now_us() + RMPP_TIMEOUT_US;
+	x->deadline = sa_now(sa) + RMPP_TIMEOUT_US;
+}
+
+/* IBA 13.6.3.3: the sender gives up, and says why */
+static void xfer_abort(struct sa *sa, struct sa_xfer *x, uint8_t status)
+{
+	struct sa_mad m = x->hdr;
+
+	m.rmpp.version = 1;
+	m.rmpp.type = RMPP_TYPE_ABORT;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.status = status;
+	memset(m.data, 0, SA_DATA_SIZE);
+	send_mad_len(sa, &m, SA_HDR_SIZE, x->dlid, x->qpn);
 }
 
 static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
@@ -266,6 +341,9 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 		if (*pp == x) {
 			*pp = x->next;
 			sa->nxfers--;
+			sa->bytes -= x->len;
+			sa->port_xfers[x->owner]--;
+			sa->port_bytes[x->owner] -= (uint32_t)x->len;
 			return;
 		}
 }
@@ -275,10 +353,8 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 {
 	struct sa_xfer *x;
 
-	if (sa->nxfers >= SA_MAX_XFERS) {
-		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
-		return;
-	}
+	uint16_t owner = owner_of(sa, from->slid);
+
 	/* A retransmitted request restarts its transfer */
 	for (x = sa->xfers; x; x = x->next)
 		if (x->dlid == from->slid && x->qpn == from->qpn &&
@@ -287,6 +363,11 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 			xfer_free(x);
 			break;
 		}
+	if (sa->nxfers >= SA_MAX_XFERS || sa->port_xfers[owner] >= lim_xfers(sa)) {
+		sa->stats.refused++;
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
+		return;
+	}
 	x = calloc(1, sizeof(*x));
 	if (!x) {
 		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
@@ -303,9 +384,14 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 	x->nseg = x->len ? (uint32_t)((x->len + SA_DATA_SIZE - 1) / SA_DATA_SIZE) : 1;
 	/* IBA 13.6.3.1: the sender starts with a window of one segment */
 	x->wlast = 1;
+	x->born = sa_now(sa);
+	x->owner = owner;
 	x->next = sa->xfers;
 	sa->xfers = x;
 	sa->nxfers++;
+	sa->bytes += x->len;
+	sa->port_xfers[owner]++;
+	sa->port_bytes[owner] += (uint32_t)x->len;
 	sa->stats.rmpp_started++;
 	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->dlid,
 		  (uint32_t)x->tid, recs->n, x->nseg);
@@ -367,9 +453,20 @@ void sa_tick(struct sa *sa)
 
 	if (!sa->xfers)
 		return;
-	now = txn_now_us();
+	now = sa_now(sa);
 	for (x = sa->xfers; x; x = next) {
 		next = x->next;
+		/* However the receiver ACKs, a transfer has its time and no more */
+		if (now - x->born > SA_XFER_LIFE_US) {
+			log_debug("SA: RMPP to LID %u TID 0x%x: %u/%u segments after %u s, ending it",
+				  x->dlid, (uint32_t)x->tid, x->acked, x->nseg,
+				  SA_XFER_LIFE_US / 1000000);
+			xfer_abort(sa, x, RMPP_STATUS_T2L);
+			xfer_unlink(sa, x);
+			xfer_free(x);
+			sa->stats.rmpp_aborted++;
+			continue;
+		}
 		if (x->deadline > now)
 			continue;
 		/*
@@ -396,7 +493,8 @@ void sa_tick(struct sa *sa)
 
 int sa_rec_add(struct records *r, const uint8_t *rec, size_t size)
 {
-	if (r->n >= SA_MAX_RECORDS)
+	if (r->n >= (r->max_n ? r->max_n : SA_MAX_RECORDS) ||
+	    (r->max_bytes && (r->n + 1) * r->size > r->max_bytes))
 		return -E2BIG;
 	if (r->n == r->cap) {
 		size_t ncap = r->cap ? r->cap * 2 : 64;
@@ -1000,6 +1098,8 @@ static void sl2vl_finish(struct sa_pending *q)
 			*pp = q->next;
 			break;
 		}
+	sa->npending--;
+	sa->port_pending[q->owner]--;
 	for (size_t i = 0; i < q->n && !e; i++) {
 		uint8_t rec[16];
 
@@ -1074,8 +1174,16 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 	size_t cap = 0;
 	int e = 0;
 
+	uint16_t owner = owner_of(sa, from->slid);
+
 	if (!sa->env->read_sl2vl) {
 		respond_status(sa, req, from, SA_STATUS_NO_RECORDS);
+		return;
+	}
+	/* Each query reads up to SL2VL_MAX_READS tables: a few at a time */
+	if (sa->npending >= SA_PENDING_MAX || sa->port_pending[owner] >= SA_PENDING_PER_PORT) {
+		sa->stats.refused++;
+		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 		return;
 	}
 	q = calloc(1, sizeof(*q));
@@ -1084,6 +1192,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 		return;
 	}
 	q->sa = sa;
+	q->owner = owner;
 	q->req = *req;
 	q->from = *from;
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
@@ -1120,6 +1229,8 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 	}
 	q->next = sa->pending;
 	sa->pending = q;
+	sa->npending++;
+	sa->port_pending[owner]++;
 	/* Count them all first: a read may complete before the loop ends */
 	q->outstanding = (unsigned int)q->n + 1;
 	for (size_t i = 0; i < q->n; i++) {
@@ -1225,6 +1336,21 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	recs.size = (size + 7) & ~(size_t)7;
+	{
+		/*
+		 * What this answer may take: a Get needs to see no more than two
+		 * records; a GetTable what its port and all ports have left.
+		 */
+		uint16_t owner = owner_of(sa, from->slid);
+		size_t port_left = lim_port_bytes(sa) > sa->port_bytes[owner] ?
+				   lim_port_bytes(sa) - sa->port_bytes[owner] : 0;
+		size_t all_left = lim_bytes(sa) > sa->bytes ? lim_bytes(sa) - sa->bytes : 0;
+
+		recs.max_n = req.hdr.method == SA_METHOD_GET ? 2 : SA_MAX_RECORDS;
+		recs.max_bytes = port_left < all_left ? port_left : all_left;
+		if (!recs.max_bytes)
+			recs.max_bytes = 1;	/* nothing left: the first record is refused */
+	}
 	switch (attr) {
 	case SA_ATTR_NODE_RECORD: e = collect_nodes(sa, &req, &recs); break;
 	case SA_ATTR_PORT_INFO_RECORD: e = collect_port_infos(sa, &req, &recs); break;
@@ -1244,8 +1370,14 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	default:
 		break;
 	}
+	if (e == -E2BIG && req.hdr.method == SA_METHOD_GET && recs.n >= 2) {
+		free(recs.buf);
+		respond_status(sa, &req, from, SA_STATUS_TOO_MANY);
+		return;
+	}
 	if (e) {
 		free(recs.buf);
+		sa->stats.refused++;
 		respond_status(sa, &req, from, SA_STATUS_NO_RESOURCES);
 		return;
 	}

@@ -55,6 +55,14 @@ struct sa_env {
 	 * port, IBA 15.2.5.17); 0: nobody is.
 	 */
 	uint64_t trusted_key;
+	/*
+	 * Limits per requesting port and for all (0: the defaults of sa.c):
+	 * open RMPP transfers, the bytes of their answers.
+	 */
+	unsigned int xfers_per_port;
+	size_t bytes_per_port, bytes_max;
+	/* The monotonic clock in microseconds (NULL: the real one); tests set it */
+	uint64_t (*now)(void *ctx);
 	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
 	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
 		    uint32_t qpn);
@@ -67,6 +75,7 @@ struct sa_stats {
 	uint64_t errors;	/* answered with a non-zero status */
 	uint64_t dropped;	/* malformed or truncated: no answer possible */
 	uint64_t rmpp_started, rmpp_done, rmpp_aborted;
+	uint64_t refused;	/* NO_RESOURCES: a client past its limits, or all clients' */
 	uint64_t segments;
 };
 

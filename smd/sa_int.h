@@ -13,6 +13,8 @@
 struct records {
 	uint8_t *buf;
 	size_t n, cap, size;	/* size: padded record size */
+	size_t max_n;		/* more records than this: -E2BIG (0: SA_MAX_RECORDS) */
+	size_t max_bytes;	/* more bytes than this: -E2BIG (0: no limit) */
 };
 
 struct sa_pending;
@@ -28,6 +30,12 @@ struct sa {
 	size_t guid_size;
 	struct sa_xfer *xfers;
 	unsigned int nxfers;
+	size_t bytes;			/* payload of the transfers in flight */
+	unsigned int npending;		/* SL2VL queries waiting for the fabric */
+	/* By requesting port (its base LID): transfers, their bytes, pending queries */
+	uint16_t *port_xfers;
+	uint32_t *port_bytes;
+	uint8_t *port_pending;
 	struct sa_stats stats;
 	/* Multicast: the groups, and the trees of the model served (NULL: none) */
 	struct mc_db *mc;

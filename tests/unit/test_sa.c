@@ -145,7 +145,7 @@ static void ack(struct sa *sa, uint64_t tid, uint8_t type, uint32_t seg, uint32_
 	m.rmpp.data1 = seg;
 	m.rmpp.data2 = win;
 	sa_mad_encode(&m, buf);
-	sa_handle(sa, buf, MAD_SIZE, &client);
+	sa_handle(sa, buf, MAD_SIZE, req_from ? req_from : &client);
 }
 
 /* Drive an RMPP transfer to its end, ACKing like a receiver; returns records */
@@ -852,6 +852,99 @@ static void test_mcast(void)
 	mc_db_free(db);
 }
 
+/* ---- limits ---- */
+
+static uint64_t fake_us;
+
+static uint64_t fake_now(void *ctx)
+{
+	(void)ctx;
+	return fake_us;
+}
+
+/* A GetTable of every NodeRecord from one port, never ACKed; its status */
+static uint16_t open_table(struct sa *sa, const struct mad_addr *from, uint64_t tid)
+{
+	struct sa_mad m;
+
+	req_from = from;
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_NODE_RECORD, 0, NULL, 0, tid);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[0], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	return m.hdr.status;
+}
+
+static void test_limits(void)
+{
+	struct sa_env e = env;
+	struct sa *sa;
+	const struct mad_addr hog = { .slid = port_of("h1", 1)->lid, .qpn = 1 };
+	const struct mad_addr other = { .slid = port_of("h3", 1)->lid, .qpn = 1 };
+	struct sa_mad m;
+	unsigned int refused = 0;
+
+	e.now = fake_now;
+	fake_us = 1000000;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* One port opens 1100 transfers and keeps them open: 16 are its */
+	for (unsigned int i = 0; i < 1100; i++)
+		refused += open_table(sa, &hog, 10000 + i) == SA_STATUS_NO_RESOURCES;
+	CHECK_EQ(refused, 1100 - 16);
+	CHECK(sa_stats(sa)->refused >= 1100 - 16);
+	/* ... while another port is served */
+	CHECK_EQ(open_table(sa, &other, 20000), 0);
+	CHECK_EQ(nsent, 1);
+	/* ACKs of the first segment keep a transfer alive, but not past its time */
+	for (unsigned int t = 0; t < 73; t++) {
+		fake_us += 400000;
+		req_from = &hog;
+		for (unsigned int i = 0; i < 16; i++)
+			ack(sa, 10000 + i, RMPP_TYPE_ACK, 1, 1);
+		req_from = NULL;
+	}
+	CHECK_EQ(open_table(sa, &hog, 30000), SA_STATUS_NO_RESOURCES);
+	fake_us += 1400000;
+	nsent = 0;
+	sa_tick(sa);
+	req_from = &hog;
+	/* Each got an ABORT, total time too long (IBA 13.6.3.3) */
+	CHECK(nsent >= 16);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(m.rmpp.type, RMPP_TYPE_ABORT);
+	CHECK_EQ(m.rmpp.status, RMPP_STATUS_T2L);
+	req_from = NULL;
+	CHECK_EQ(open_table(sa, &hog, 30001), 0);
+	sa_free(sa);
+
+	/* Bytes: a port may have 4 KB of answers in flight, all ports 6 KB */
+	e.bytes_per_port = 4096;
+	e.bytes_max = 6144;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	{
+		/* A NodeRecord table here: one 112-byte record per endport */
+		unsigned int ok = 0, tab = 0;
+
+		for (size_t i = 0; i < fab->nnodes; i++)
+			for (unsigned int p = 0; p <= fab->nodes[i]->num_ports; p++)
+				tab += fabric_is_endport(&fab->nodes[i]->ports[p]) &&
+				       fab->nodes[i]->ports[p].lid ? 112 : 0;
+		for (unsigned int i = 0; i < 10; i++)
+			ok += open_table(sa, &hog, 40000 + i) == 0;
+		CHECK_EQ(ok, 4096 / tab);
+		ok = 0;
+		for (unsigned int i = 0; i < 10; i++)
+			ok += open_table(sa, &other, 50000 + i) == 0;
+		CHECK_EQ(ok, (6144 - 4096 / tab * tab) / tab);
+		/* A Get needs no room for a table: it is answered */
+		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 60000);
+		CHECK_EQ(last_status(), SA_STATUS_TOO_MANY);
+	}
+	sa_free(sa);
+}
+
 /* PathRecord.SL is the routing engine's SL for that pair (a ring needs two VLs) */
 static void test_path_sl(void)
 {
@@ -935,6 +1028,7 @@ int main(void)
 	RUN(test_sl2vl);
 	RUN(test_path_sl);
 	RUN(test_mcast);
+	RUN(test_limits);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);
