@@ -1,0 +1,53 @@
+#!/bin/bash
+# SA starvation (issue 12): one host opens 1100 NodeRecord GetTables and
+# keeps each transfer alive by ACKing its first segment, never more
+# (sa_hog.c). smd gives that port 16 transfers and refuses the rest
+# (ERR_NO_RESOURCES); meanwhile other hosts' queries are answered (saquery,
+# smctl sa) and smd's memory stays small; once the hog has gone its slots
+# are free again.
+. "$(dirname "$0")/common.sh"
+SMCTL=${SMCTL:-$top/smd/smctl}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+$GEN ft3 4 -o "$tmp/net" 2>/dev/null
+sim_start "$tmp/net" >/dev/null 2>&1
+hog=$tmp/sa_hog
+cc -O2 -o "$hog" "$here/sa_hog.c" -libumad || { bad "building sa_hog"; finish; exit 1; }
+printf 'sweep_interval = 0\n' >"$tmp/smd.conf"
+smd_start "$tmp/smd.conf" "$tmp/smd.db" "$tmp/smd.out"
+check wait_for "$tmp/smd.out" "SA: answering" 1
+rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$smd_pid/status"; }
+rss0=$(rss_kb)
+
+(cd "$tmp" && SIM_HOST=host-0003 sim_run "$hog" 1100 8) >"$tmp/hog.out" 2>&1 &
+hogpid=$!
+# Wait until the hog holds its transfers (smd logs nothing per refusal: poll smctl)
+for _ in $(seq 100); do
+	SIM_HOST=host-0009 sim_run "$SMCTL" sa nodes --count >"$tmp/other" 2>/dev/null || true
+	[ -s "$tmp/other" ] && break
+done
+sleep 2
+rss1=$(rss_kb)
+# Another host is served while the hog holds what it may
+SIM_HOST=host-0009 sim_run "$SMCTL" sa nodes --count >"$tmp/other" 2>"$tmp/other.err" || true
+check test "$(cat "$tmp/other")" -eq 36
+SIM_HOST=host-0012 sim_run saquery >"$tmp/saq" 2>&1 || true
+check grep -q "NodeRecord dump" "$tmp/saq"
+SIM_HOST=host-0012 sim_run "$SMCTL" sa path --slid 1 --dlid 2 --get --count >"$tmp/pr" 2>&1 || true
+check test "$(cat "$tmp/pr")" = 1
+wait "$hogpid" || true
+cat "$tmp/hog.out"
+echo "smd RSS: $rss0 kB before, $rss1 kB while hogged"
+check grep -q "^sent=1100 first_segments=16 no_resources=1084 " "$tmp/hog.out"
+check test "$rss1" -lt 65536
+# The hog is gone: its transfers end unanswered (5 s of retries at most),
+# and its port's slots are free again
+for _ in $(seq 40); do
+	SIM_HOST=host-0003 sim_run "$SMCTL" sa nodes --count >"$tmp/after" 2>/dev/null || true
+	[ "$(cat "$tmp/after")" = 36 ] && break
+	sleep 0.5
+done
+check test "$(cat "$tmp/after")" -eq 36
+check kill -0 "$smd_pid"
+check smd_stop
+finish
