@@ -124,6 +124,12 @@ if [ -n "$base_mgids" ] && [ "$sa_m" = "$base_mgids" ]; then ok "saquery -m list
 else bad "saquery -m lists $(echo "$sa_m" | xargs)"; fi
 # shellcheck disable=SC2154
 echo "SM RSS: round 1 $rss1 kB, round 2 $rss2 kB"
-check test "$rss2" -le $((rss1 + 4096))
+# An ASan build keeps freed memory in quarantine (up to 256 MB): its RSS
+# grows whatever the SM does, so only a plain build can be judged
+if [ "$MC_SM" = smd ] && ldd "$SMD" 2>/dev/null | grep -q libasan; then
+	echo "SKIP: the RSS comparison (the SM is an ASan build)"
+else
+	check test "$rss2" -le $((rss1 + 4096))
+fi
 mc_sm_stop
 finish
