@@ -223,21 +223,26 @@ int dr_path_format(const struct dr_path *p, char *buf, size_t len)
 	return n < len ? 0 : -ENOSPC;
 }
 
-/* NodeInfo: IBA 14.2.5.3, table 147 */
+/* NodeInfo: IBA 14.2.5.3, table 147 (bit offsets): one table drives both directions */
+#define NODE_INFO_FIELDS(X)				\
+	X(base_version, 0, 8)				\
+	X(class_version, 8, 8)				\
+	X(node_type, 16, 8)				\
+	X(num_ports, 24, 8)				\
+	X(sys_guid, 32, 64)				\
+	X(node_guid, 96, 64)				\
+	X(port_guid, 160, 64)				\
+	X(partition_cap, 224, 16)			\
+	X(device_id, 240, 16)				\
+	X(revision, 256, 32)				\
+	X(local_port, 288, 8)				\
+	X(vendor_id, 296, 24)
+
 int node_info_decode(const uint8_t d[SMP_DATA_SIZE], struct node_info *ni)
 {
-	ni->base_version = d[0];
-	ni->class_version = d[1];
-	ni->node_type = d[2];
-	ni->num_ports = d[3];
-	ni->sys_guid = GET(d, 32, 64);
-	ni->node_guid = GET(d, 96, 64);
-	ni->port_guid = GET(d, 160, 64);
-	ni->partition_cap = GET(d, 224, 16);
-	ni->device_id = GET(d, 240, 16);
-	ni->revision = GET(d, 256, 32);
-	ni->local_port = d[36];
-	ni->vendor_id = GET(d, 296, 24);
+#define X(name, off, w) ni->name = GET(d, off, w);
+	NODE_INFO_FIELDS(X)
+#undef X
 	if (ni->node_type < NODE_TYPE_CA || ni->node_type > NODE_TYPE_ROUTER)
 		return -EBADMSG;
 	if (ni->num_ports == 0 || ni->node_guid == 0)
@@ -252,18 +257,9 @@ int node_info_decode(const uint8_t d[SMP_DATA_SIZE], struct node_info *ni)
 void node_info_encode(const struct node_info *ni, uint8_t d[SMP_DATA_SIZE])
 {
 	memset(d, 0, SMP_DATA_SIZE);
-	d[0] = ni->base_version;
-	d[1] = ni->class_version;
-	d[2] = ni->node_type;
-	d[3] = ni->num_ports;
-	SET(d, 32, 64, ni->sys_guid);
-	SET(d, 96, 64, ni->node_guid);
-	SET(d, 160, 64, ni->port_guid);
-	SET(d, 224, 16, ni->partition_cap);
-	SET(d, 240, 16, ni->device_id);
-	SET(d, 256, 32, ni->revision);
-	d[36] = ni->local_port;
-	SET(d, 296, 24, ni->vendor_id);
+#define X(name, off, w) SET(d, off, w, ni->name);
+	NODE_INFO_FIELDS(X)
+#undef X
 }
 
 /* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 */
@@ -329,51 +325,41 @@ void node_desc_encode(const struct node_desc *nd, uint8_t d[SMP_DATA_SIZE])
 	memcpy(d, nd->desc, strnlen(nd->desc, SMP_DATA_SIZE));
 }
 
-/* SwitchInfo: IBA 14.2.5.4, table 148 */
+/* SwitchInfo: IBA 14.2.5.4, table 148 (bit offsets) */
+#define SWITCH_INFO_FIELDS(X)				\
+	X(lft_cap, 0, 16)				\
+	X(rft_cap, 16, 16)				\
+	X(mft_cap, 32, 16)				\
+	X(lft_top, 48, 16)				\
+	X(default_port, 64, 8)				\
+	X(default_mcast_primary_port, 72, 8)		\
+	X(default_mcast_not_primary_port, 80, 8)	\
+	X(life_time_value, 88, 5)			\
+	X(port_state_change, 93, 1)			\
+	X(optimized_sl2vl, 94, 2)			\
+	X(lids_per_port, 96, 16)			\
+	X(partition_enf_cap, 112, 16)			\
+	X(inbound_enf_cap, 128, 1)			\
+	X(outbound_enf_cap, 129, 1)			\
+	X(filter_raw_inbound_cap, 130, 1)		\
+	X(filter_raw_outbound_cap, 131, 1)		\
+	X(enhanced_port0, 132, 1)			\
+	X(mft_top, 144, 16)
+
 int switch_info_decode(const uint8_t d[SMP_DATA_SIZE], struct switch_info *si)
 {
-	si->lft_cap = GET(d, 0, 16);
-	si->rft_cap = GET(d, 16, 16);
-	si->mft_cap = GET(d, 32, 16);
-	si->lft_top = GET(d, 48, 16);
-	si->default_port = d[8];
-	si->default_mcast_primary_port = d[9];
-	si->default_mcast_not_primary_port = d[10];
-	si->life_time_value = GET(d, 88, 5);
-	si->port_state_change = GET(d, 93, 1);
-	si->optimized_sl2vl = GET(d, 94, 2);
-	si->lids_per_port = GET(d, 96, 16);
-	si->partition_enf_cap = GET(d, 112, 16);
-	si->inbound_enf_cap = GET(d, 128, 1);
-	si->outbound_enf_cap = GET(d, 129, 1);
-	si->filter_raw_inbound_cap = GET(d, 130, 1);
-	si->filter_raw_outbound_cap = GET(d, 131, 1);
-	si->enhanced_port0 = GET(d, 132, 1);
-	si->mft_top = GET(d, 144, 16);
+#define X(name, off, w) si->name = GET(d, off, w);
+	SWITCH_INFO_FIELDS(X)
+#undef X
 	return 0;
 }
 
 void switch_info_encode(const struct switch_info *si, uint8_t d[SMP_DATA_SIZE])
 {
 	memset(d, 0, SMP_DATA_SIZE);
-	SET(d, 0, 16, si->lft_cap);
-	SET(d, 16, 16, si->rft_cap);
-	SET(d, 32, 16, si->mft_cap);
-	SET(d, 48, 16, si->lft_top);
-	d[8] = si->default_port;
-	d[9] = si->default_mcast_primary_port;
-	d[10] = si->default_mcast_not_primary_port;
-	SET(d, 88, 5, si->life_time_value);
-	SET(d, 93, 1, si->port_state_change);
-	SET(d, 94, 2, si->optimized_sl2vl);
-	SET(d, 96, 16, si->lids_per_port);
-	SET(d, 112, 16, si->partition_enf_cap);
-	SET(d, 128, 1, si->inbound_enf_cap);
-	SET(d, 129, 1, si->outbound_enf_cap);
-	SET(d, 130, 1, si->filter_raw_inbound_cap);
-	SET(d, 131, 1, si->filter_raw_outbound_cap);
-	SET(d, 132, 1, si->enhanced_port0);
-	SET(d, 144, 16, si->mft_top);
+#define X(name, off, w) SET(d, off, w, si->name);
+	SWITCH_INFO_FIELDS(X)
+#undef X
 }
 
 /* PortInfo: IBA 14.2.5.6, table 155 (bit offsets) */
@@ -490,25 +476,28 @@ void pkey_block_encode(const uint16_t pkeys[32], uint8_t d[SMP_DATA_SIZE])
 		SET(d, 16 * i, 16, pkeys[i]);
 }
 
-/* SMInfo: IBA 14.2.5.13, table 168 */
+/* SMInfo: IBA 14.2.5.13, table 168 (bit offsets) */
+#define SM_INFO_FIELDS(X)				\
+	X(guid, 0, 64)					\
+	X(sm_key, 64, 64)				\
+	X(act_count, 128, 32)				\
+	X(priority, 160, 4)				\
+	X(sm_state, 164, 4)
+
 int sm_info_decode(const uint8_t d[SMP_DATA_SIZE], struct sm_info *si)
 {
-	si->guid = GET(d, 0, 64);
-	si->sm_key = GET(d, 64, 64);
-	si->act_count = GET(d, 128, 32);
-	si->priority = GET(d, 160, 4);
-	si->sm_state = GET(d, 164, 4);
+#define X(name, off, w) si->name = GET(d, off, w);
+	SM_INFO_FIELDS(X)
+#undef X
 	return si->sm_state > SM_STATE_MASTER ? -EBADMSG : 0;
 }
 
 void sm_info_encode(const struct sm_info *si, uint8_t d[SMP_DATA_SIZE])
 {
 	memset(d, 0, SMP_DATA_SIZE);
-	SET(d, 0, 64, si->guid);
-	SET(d, 64, 64, si->sm_key);
-	SET(d, 128, 32, si->act_count);
-	SET(d, 160, 4, si->priority);
-	SET(d, 164, 4, si->sm_state);
+#define X(name, off, w) SET(d, off, w, si->name);
+	SM_INFO_FIELDS(X)
+#undef X
 }
 
 void smp_make_response(struct smp *smp, uint16_t status)
