@@ -87,6 +87,16 @@ int disc_node_info(struct disc *d, const struct disc_probe *p, const struct node
 
 	if (p->kind != DISC_NODE_INFO)
 		return -EINVAL;
+	/*
+	 * IBA 14.2.5.3: LocalPortNum is the port the SMP entered by. An SMP
+	 * that crossed a cable entered by a physical port, 1..NumPorts; only
+	 * a switch asked at hop 0 (the SM on its port 0) may say 0.
+	 */
+	if (ni->local_port > ni->num_ports ||
+	    (ni->local_port == 0 && (p->from || ni->node_type != NODE_TYPE_SWITCH))) {
+		d->stats.rejected++;
+		return -EPROTO;
+	}
 	r = fabric_add_node(d->f, ni, &n);
 	if (r == -EEXIST) {
 		/* Same GUID must mean the same kind of node, or the answer is bogus */

@@ -143,7 +143,8 @@ struct fab_port *fabric_port(const struct fab_node *n, unsigned int num)
 
 int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b)
 {
-	if (!a || !b || a == b)
+	/* Port 0 is a switch's own management port: no cable ends there */
+	if (!a || !b || a == b || a->num == 0 || b->num == 0)
 		return -EINVAL;
 	if (a->peer == b && b->peer == a)
 		return 0;
@@ -166,7 +167,8 @@ bool fabric_is_endport(const struct fab_port *p)
 
 bool fabric_port_linked(const struct fab_port *p)
 {
-	return p->num > 0 && p->peer && p->pi_valid && p->peer->pi_valid &&
+	return p->num > 0 && p->peer && p->peer->peer == p && p->peer->num > 0 &&
+	       p->pi_valid && p->peer->pi_valid &&
 	       p->pi.phys_state == PHYS_STATE_LINKUP &&
 	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
 }
