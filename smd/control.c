@@ -170,6 +170,7 @@ static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
 		uint64_t n;
 		const char *one, *many;
 	} p[] = {
+		{ r->dup_guids, "duplicate GUID", "duplicate GUIDs" },
 		{ r->lost_peers, "peer not answering", "peers not answering" },
 		{ r->unconfigured, "port not configured", "ports not configured" },
 		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
@@ -253,6 +254,21 @@ void control_summary(const struct smd *smd, char *buf, size_t len)
 		 probs[0] ? "; problems: " : "", probs);
 }
 
+/* GUIDs the sweep found at two places: both left out until one goes */
+static void status_dups(struct ctl_client *cl, const struct sweep_result *m)
+{
+	char a[256], b[256];
+
+	out_add(cl, "duplicate_guids: %u\n", m->dup_guids);
+	for (unsigned int i = 0; i < m->ndups; i++) {
+		dr_path_format(&m->dups[i].first, a, sizeof(a));
+		dr_path_format(&m->dups[i].again, b, sizeof(b));
+		out_add(cl, "duplicate_guid: %s 0x%016" PRIx64 " at path %s and at path %s, "
+			"both left out\n", m->dups[i].port_guid ? "port" : "node", m->dups[i].guid,
+			a, b);
+	}
+}
+
 static void cmd_status(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
@@ -283,6 +299,7 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "links: %u\n", m->links);
 		out_add(cl, "lids: %u\n", m->lids);
 		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
+		status_dups(cl, m);
 	} else {
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");
 	}

@@ -76,6 +76,13 @@ struct fab_node *fabric_find(const struct fabric *f, uint64_t guid);
 int fabric_add_node(struct fabric *f, const struct node_info *ni, struct fab_node **out);
 /* Connects two ports (never a port 0: -EINVAL); an old link of either end is undone first */
 int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b);
+/*
+ * Take the nodes drop() picks out of the model, with their cables (their
+ * peers are left uncabled); the others keep their order. Returns how
+ * many, or -ENOMEM (nothing removed).
+ */
+int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct fab_node *n),
+			void *ctx);
 struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
 /* Endports hold LIDs: switch port 0, and CA/router ports */
 bool fabric_is_endport(const struct fab_port *p);

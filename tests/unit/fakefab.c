@@ -236,6 +236,7 @@ static int ff_truth(const struct fakefab *ff, const struct disc_probe *p, int id
 
 	switch (p->kind) {
 	case DISC_NODE_INFO:
+	case DISC_VERIFY:
 		memset(ni, 0, sizeof(*ni));
 		ni->base_version = 1;
 		ni->class_version = 1;
@@ -303,7 +304,8 @@ int ff_discover(const struct fakefab *ff, struct fabric *f, struct disc_stats *s
 			continue;
 		}
 		switch (p.kind) {
-		case DISC_NODE_INFO: r = disc_node_info(d, &p, &ni); break;
+		case DISC_NODE_INFO:
+		case DISC_VERIFY: r = disc_node_info(d, &p, &ni); break;
 		case DISC_NODE_DESC: r = disc_node_desc(d, &p, &nd); break;
 		case DISC_SWITCH_INFO: r = disc_switch_info(d, &p, &si); break;
 		case DISC_PORT_INFO: r = disc_port_info(d, &p, &pi); break;
@@ -313,6 +315,10 @@ int ff_discover(const struct fakefab *ff, struct fabric *f, struct disc_stats *s
 			disc_failed(d, &p, r);
 			r = 0;
 		}
+	}
+	if (r == 0) {
+		r = disc_finish(d);
+		r = r < 0 ? r : 0;
 	}
 	if (st)
 		*st = *disc_stats(d);
