@@ -228,6 +228,8 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res)
 		const struct fab_node *n = fabric_find(smd->fabric, p->node_guid);
 		const struct fab_port *fp = n ? fabric_port(n, p->port_num) : NULL;
 
+		if (p->foreign)
+			continue;	/* not an SM of this subnet */
 		smd->sa_sms[env->nsms++] = (struct sa_sm){
 			.lid = fp ? fp->lid : 0,
 			.si = { .guid = p->guid, .act_count = p->act_count,
@@ -526,7 +528,21 @@ static int control_resweep(void *ctx, bool heavy)
 	return r < 0 ? r : 0;
 }
 
-static const struct control_ops control_ops = { .resweep = control_resweep };
+/* smctl sm-enable: a NOT-ACTIVE SM (disabled by another) looks for the master again */
+static int control_sm_enable(void *ctx, const char *who)
+{
+	struct loop *lp = ctx;
+	int r = sm_enable(lp->smd, who);
+
+	if (r == 0)
+		sm_sync(lp);
+	return r;
+}
+
+static const struct control_ops control_ops = {
+	.resweep = control_resweep,
+	.sm_enable = control_sm_enable,
+};
 
 static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -629,6 +645,11 @@ static void reload_config(struct smd *smd)
 	smd->cfg.sm_poll_interval = c.sm_poll_interval;
 	smd->cfg.sm_poll_retries = c.sm_poll_retries;
 	smd->cfg.sweep_interval = c.sweep_interval;
+	if (c.sm_key != smd->cfg.sm_key)
+		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	smd->cfg.sm_key = c.sm_key;
+	smd->cfg.trap_flood_action = c.trap_flood_action;
+	memcpy(smd->cfg.control_group, c.control_group, sizeof(c.control_group));
 	smd->cfg.log_level = c.log_level;
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
@@ -686,6 +707,9 @@ static int run_daemon(struct smd *smd)
 	int r;
 
 	smd->stats.started = time(NULL);
+	if (!smd->cfg.sm_key)
+		log_warn("no sm_key in the configuration: any host that opens issm can make this "
+			 "SM standby or NOT-ACTIVE and take the subnet over (smd.conf(5), sm_key)");
 	r = sd_event_default(&lp.ev);
 	if (r < 0)
 		return r;

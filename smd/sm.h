@@ -49,6 +49,46 @@ static inline bool sm_outranks(uint8_t prio_a, uint64_t guid_a, uint8_t prio_b, 
 #define SM_AM_STANDBY		4
 #define SM_AM_DISCOVER		5
 
+/*
+ * IBA 14.4.1 (table 181, figure 212): what an SMInfo Set with modifier
+ * amod, sent by an SM in state sender, does to an SM in state me. Every
+ * one of them comes from a master: HANDOVER makes a standby master,
+ * ACKNOWLEDGE tells the old master the new one took over (no change),
+ * DISABLE silences a standby (or a discovering SM), STANDBY and DISCOVER
+ * wake a NOT-ACTIVE SM (smd goes DISCOVERING: its election then finds the
+ * master to poll). Returns the new state, or -1 when the Set is not to be
+ * obeyed (unknown modifier, a sender that is not master, or a state the
+ * transition does not start from).
+ */
+static inline int sm_set_transition(enum sm_state me, uint8_t sender, uint32_t amod)
+{
+	if (sender != SM_MASTER)
+		return -1;
+	switch (amod) {
+	case SM_AM_HANDOVER:
+		return me == SM_STANDBY || me == SM_DISCOVERING ? SM_MASTER : -1;
+	case SM_AM_ACKNOWLEDGE:
+		return me == SM_STANDBY || me == SM_MASTER ? (int)me : -1;
+	case SM_AM_DISABLE:
+		return me == SM_STANDBY || me == SM_DISCOVERING ? SM_NOT_ACTIVE : -1;
+	case SM_AM_STANDBY:
+	case SM_AM_DISCOVER:
+		return me == SM_NOT_ACTIVE ? SM_DISCOVERING : -1;
+	}
+	return -1;
+}
+
+/*
+ * With an SM_Key configured (not 0), only an SM that shows the same key is
+ * a peer: its Sets are obeyed, it takes part in the election, and it is
+ * told the key in answers (IBA 14.2.5.13: the SM_Key of a GetResp(SMInfo)
+ * is 0 unless the requester showed it). Without one (0), every SM is a peer.
+ */
+static inline bool sm_key_ok(uint64_t mine, uint64_t theirs)
+{
+	return !mine || theirs == mine;
+}
+
 struct smd;
 struct fabric;
 struct fab_port;
@@ -67,6 +107,8 @@ int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own
  * sm_poll_retries polls in a row: the caller then sweeps to take over.
  */
 int sm_poll_master(struct smd *smd);
+/* smctl sm-enable: a NOT-ACTIVE SM looks for the master again; -EALREADY if not NOT-ACTIVE */
+int sm_enable(struct smd *smd, const char *who);
 /* SMInfo Get and Set addressed to this SM (from txn's unsolicited handler) */
 void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		      const struct mad_addr *from);

@@ -47,6 +47,7 @@ struct sm_peer {
 	uint32_t act_count;
 	uint8_t priority;
 	uint8_t state;			/* enum sm_state */
+	bool foreign;			/* answered with another SM_Key: not a peer (sm_key_ok) */
 };
 
 #define SM_PEERS_MAX	32
@@ -84,6 +85,10 @@ struct smd {
 	struct sm_peer master;		/* standby: the master it polls */
 	unsigned int poll_misses;	/* polls in a row the master left unanswered */
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
+	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
+	uint64_t sminfo_refused;
+	uint64_t sminfo_refused_logged;	/* the count at the last log line */
+	uint64_t sminfo_refused_when;	/* monotonic us of that line */
 };
 
 #endif

@@ -45,9 +45,59 @@ static void test_names(void)
 	CHECK(!strcmp(sm_state_name((enum sm_state)9), "UNKNOWN"));
 }
 
+/* IBA 14.4.1, table 181: who may move an SM where with an SMInfo Set */
+static void test_set_transition(void)
+{
+	static const enum sm_state all[] = { SM_NOT_ACTIVE, SM_DISCOVERING, SM_STANDBY, SM_MASTER };
+
+	/* Only a master sends them: from any other state nothing is obeyed */
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 3; j++)
+			for (uint32_t am = 0; am <= 6; am++)
+				CHECK_EQ(sm_set_transition(all[i], all[j], am), -1);
+	/* HANDOVER: a standby (or discovering) SM becomes master; never a master again */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_HANDOVER), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_DISCOVERING, SM_MASTER, SM_AM_HANDOVER), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_HANDOVER), -1);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_HANDOVER), -1);
+	/* ACKNOWLEDGE moves nothing */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_ACKNOWLEDGE), SM_STANDBY);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_ACKNOWLEDGE), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_ACKNOWLEDGE), -1);
+	/* DISABLE silences a standby or discovering SM, never a master */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_DISABLE), SM_NOT_ACTIVE);
+	CHECK_EQ(sm_set_transition(SM_DISCOVERING, SM_MASTER, SM_AM_DISABLE), SM_NOT_ACTIVE);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_DISABLE), -1);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_DISABLE), -1);
+	/* STANDBY and DISCOVER wake a NOT-ACTIVE SM only */
+	for (uint32_t am = SM_AM_STANDBY; am <= SM_AM_DISCOVER; am++) {
+		CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, am), SM_DISCOVERING);
+		CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, am), -1);
+		CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, am), -1);
+	}
+	/* Unknown modifiers (sminfo -s sends 0) */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 0), -1);
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 6), -1);
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 0xffffffffu), -1);
+}
+
+static void test_key(void)
+{
+	/* No key: everyone is a peer */
+	CHECK(sm_key_ok(0, 0));
+	CHECK(sm_key_ok(0, 0x1234));
+	/* A key: only the same key */
+	CHECK(sm_key_ok(0x1234, 0x1234));
+	CHECK(!sm_key_ok(0x1234, 0));
+	CHECK(!sm_key_ok(0x1234, 0x1235));
+	CHECK(!sm_key_ok(UINT64_MAX, UINT64_MAX - 1));
+}
+
 int main(void)
 {
 	RUN(test_outranks);
 	RUN(test_names);
+	RUN(test_set_transition);
+	RUN(test_key);
 	return unit_report();
 }
