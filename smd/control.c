@@ -32,6 +32,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "smd/trap.h"
 
 #define CONTROL_CLIENTS_MAX	16
 #define CONTROL_OUT_MAX		(1u << 20)	/* an answer never gets near it */
@@ -277,6 +278,33 @@ static void status_dups(struct ctl_client *cl, const struct sweep_result *m)
 	}
 }
 
+/* What the traps said, and who floods (smd/trap.h) */
+static void status_traps(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct trap_stats *ts;
+	uint16_t lids[8];
+	unsigned int n;
+
+	if (!smd->trapt)
+		return;
+	ts = trap_stats(smd->trapt);
+	out_add(cl, "trap_verdicts: %" PRIu64 " swept, %" PRIu64 " held back, %" PRIu64
+		" reported, %" PRIu64 " ignored, %" PRIu64 " from unknown LIDs, %" PRIu64
+		" from flooders\n", ts->swept, ts->deferred, ts->reported, ts->ignored,
+		ts->unknown, ts->flooding);
+	n = trap_flooders(smd->trapt, txn_now_us(), lids, 8);
+	for (unsigned int i = 0; i < n && i < 8; i++) {
+		const struct fab_port *p = smd->fabric ? fabric_port_by_lid(smd->fabric, lids[i]) :
+					   NULL;
+		char buf[LOG_RECORD_LEN];
+
+		out_add(cl, "trap_flooder: LID %u, %s port %u, GUID 0x%016" PRIx64 "\n", lids[i],
+			p ? printable(p->node->desc, buf, sizeof(buf)) : "?", p ? p->num : 0,
+			p ? p->guid : 0);
+	}
+}
+
 static void cmd_status(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
@@ -340,7 +368,8 @@ static void cmd_status(struct ctl_client *cl)
 	}
 	out_add(cl, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 		st->smps_sent, st->smps_timed_out, st->smps_lost);
-	out_add(cl, "traps: %" PRIu64 "\n", st->traps + smd->traps);
+	out_add(cl, "traps: %" PRIu64 "\n", st->traps);
+	status_traps(cl);
 	out_add(cl, "resweep_pending: %s\n", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
 		"no");
 	if (l && !st->last_err) {

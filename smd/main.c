@@ -26,6 +26,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
 
@@ -128,33 +129,9 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
 	}
-	if (method == MAD_METHOD_TRAP) {
-		struct smp smp;
-		uint8_t buf[MAD_SIZE];
-
-		/*
-		 * Trap 128 (link state), 144 (capabilities), 129-131 (port
-		 * errors) and the rest: something changed, look again with a
-		 * heavy sweep (IBA 14.3.12). The Notice's TrapNumber is data
-		 * bytes 4-5 (IBA 13.4.8.2).
-		 */
-		smd->traps++;
-		smd->stats.traps++;
-		smd->resweep = true;
-		log_debug("trap %u from LID %u: heavy sweep requested",
-			  len == MAD_SIZE ? (unsigned int)wire_bits_get(mad, (64 + 4) * 8, 16) : 0,
-			  from->slid);
-		/*
-		 * IBA 14.4.11: TrapRepress, same TID and attribute, tells the
-		 * sender to stop repeating the trap.
-		 */
-		if (mclass == MAD_CLASS_SMI && smp_decode(mad, len, &smp) == 0) {
-			smp.hdr.method = MAD_METHOD_TRAP_REPRESS;
-			smp.hdr.status = 0;
-			if (smp_encode(&smp, buf) == 0)
-				mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
-		}
-	}
+	/* Which traps make smd look again, from whom, how often: smd/trap.h */
+	if (method == MAD_METHOD_TRAP)
+		trap_handle(smd, mad, len, from);
 }
 
 static int ensure_db_dir(const char *path)
@@ -336,6 +313,8 @@ static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
 		return "requested";
 	if (smd->resweep)
 		return "the fabric changed";
+	if (trap_due(smd->trapt) && txn_now_us() >= trap_due(smd->trapt))
+		return "traps held back by their sources' hold-off";
 	if (smd->last_sweep_down)
 		return "the last sweep left the subnet not up";
 	return NULL;
@@ -404,6 +383,7 @@ static int do_sweep(struct loop *lp)
 	smd->route_full = smd->resweep_heavy;
 	smd->resweep = smd->resweep_heavy = false;
 	smd->traps = 0;
+	trap_sweep_started(smd->trapt);
 	smd->heavy_sweeps++;
 	/* The sweep's warnings and errors are what smctl status lists */
 	log_record(&st->problems);
@@ -544,6 +524,15 @@ static const struct control_ops control_ops = {
 	.sm_enable = control_sm_enable,
 };
 
+/* Changes traps reported inside their sources' hold-off: a sweep when it ends */
+static void arm_trap_due(struct loop *lp)
+{
+	uint64_t due = trap_due(lp->smd->trapt), now = txn_now_us();
+
+	if (due && sweeping_state(lp->smd))
+		arm_timer(lp, due > now ? due - now : 0);
+}
+
 static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct loop *lp = userdata;
@@ -555,6 +544,7 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		arm_timer(lp, 100000);	/* a trap came in during the sweep */
 	else if (lp->smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
+	arm_trap_due(lp);
 	sm_sync(lp);
 	return 0;
 }
@@ -582,6 +572,7 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	sm_sync(lp);
 	if (lp->smd->resweep && sweeping_state(lp->smd))
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
+	arm_trap_due(lp);
 	return 0;
 }
 
@@ -928,6 +919,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
+	r = trap_table_new(&smd.trapt);
+	if (r < 0) {
+		log_error("cannot set up trap handling: %s", strerror(-r));
+		goto out;
+	}
 	smd.sa_env = (struct sa_env){
 		.sm_guid = pa->port_guid, .sm_priority = (uint8_t)smd.cfg.sm_priority,
 		.subnet_prefix = smd.cfg.subnet_prefix,
@@ -960,6 +956,7 @@ int main(int argc, char **argv)
 		rc = r < 0 ? EXIT_FAILURE : 0;
 	}
 out:
+	trap_table_free(smd.trapt);
 	sa_free(smd.sa);
 	route_result_free(smd.routes);
 	fabric_free(smd.fabric);

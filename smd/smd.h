@@ -19,13 +19,14 @@ struct route_result;
 struct sweep_result;
 struct light_result;
 struct control;
+struct trap_table;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
 	time_t started;			/* wall clock: when the daemon started */
 	unsigned long rounds;		/* sweep timer runs as master: light and/or heavy */
 	uint64_t smps_sent, smps_timed_out, smps_lost;	/* over all heavy sweeps */
-	uint64_t traps;			/* traps received since start */
+	uint64_t traps;			/* traps received since start, whatever they said */
 	time_t last_end;		/* wall clock: when the last heavy sweep ended; 0: none */
 	int last_err;			/* the last heavy sweep's -errno; 0: it completed */
 	struct sweep_result *last;	/* the last heavy sweep (NULL before the first) */
@@ -70,12 +71,13 @@ struct smd {
 	bool sa_serving;
 	uint16_t sm_lid;
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
-	unsigned int traps;		/* traps received since the last sweep */
+	unsigned int traps;		/* traps that asked for a heavy sweep since the last one */
 	bool resweep;			/* something changed: sweep again soon */
 	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
 	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */
 	uint64_t light_sweeps, heavy_sweeps;	/* since start */
 	struct control *control;	/* smctl's socket; NULL: none */
+	struct trap_table *trapt;	/* traps: sources, hold-offs, floods (smd/trap.h) */
 	struct smd_stats stats;
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;
