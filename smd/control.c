@@ -180,6 +180,7 @@ static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
 		const char *one, *many;
 	} p[] = {
 		{ r->dup_guids, "duplicate GUID", "duplicate GUIDs" },
+		{ r->rejected, "discovery answer rejected", "discovery answers rejected" },
 		{ r->lost_peers, "peer not answering", "peers not answering" },
 		{ r->unconfigured, "port not configured", "ports not configured" },
 		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },

@@ -50,15 +50,22 @@ static uint64_t own_guid(const struct smd *smd)
 /* One SMInfo Get in flight: the answer lands in *peer */
 struct sm_query {
 	struct sm_peer peer;
-	uint64_t key;			/* this SM's SM_Key when it was sent */
+	uint64_t key;			/* this SM's sm_key when it was sent */
+	uint64_t me;			/* this SM's port GUID */
 	bool answered;
 };
 
-/* This SM's SMInfo; the SM_Key only for a requester that showed it */
-static struct sm_info own_info(const struct smd *smd, bool with_key)
+/*
+ * This SM's SMInfo for port GUID to: as a request (answer false) or an
+ * answer; SM_Key holds the value for that pair (sm_auth), or 0 when there
+ * is no key or the requester did not show one (to 0)
+ */
+static struct sm_info own_info(const struct smd *smd, bool answer, uint64_t to)
 {
+	uint64_t key = smd->cfg.sm_key, me = own_guid(smd);
+
 	return (struct sm_info){
-		.guid = own_guid(smd), .sm_key = with_key ? smd->cfg.sm_key : 0,
+		.guid = me, .sm_key = key && to ? sm_auth(key, answer, smd->act_count, me, to) : 0,
 		.act_count = smd->act_count, .priority = (uint8_t)smd->cfg.sm_priority,
 		.sm_state = smd->sm_state,
 	};
@@ -71,7 +78,7 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 
 	if (status != 0 || sm_info_decode(resp->data, &si) < 0)
 		return;
-	q->peer.foreign = !sm_key_ok(q->key, si.sm_key);
+	q->peer.foreign = !sm_auth_ok(q->key, true, si.act_count, si.guid, q->me, si.sm_key);
 	q->peer.guid = si.guid;
 	q->peer.act_count = si.act_count;
 	q->peer.priority = si.priority;
@@ -81,12 +88,13 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 
 static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod)
 {
-	/* The key goes to the peer: it is how a peer knows this SM is one of its own */
-	struct sm_info si = own_info(smd, true);
+	/* What only a peer sharing the key can check, for this peer only */
+	struct sm_info si = own_info(smd, false, q->peer.guid);
 	struct smp req;
 	int r;
 
 	q->key = smd->cfg.sm_key;
+	q->me = own_guid(smd);
 	r = smp_init_dr(&req, method, SMP_ATTR_SM_INFO, amod, &q->peer.path);
 	if (r < 0)
 		return r;
@@ -301,7 +309,7 @@ static void ack_cb(void *arg, int status, const struct smp *req, const struct sm
 /* IBA 14.4.1: the new master acknowledges a handover to the old one */
 static void send_ack(struct smd *smd, const struct sm_peer *to)
 {
-	struct sm_info si = own_info(smd, true);
+	struct sm_info si = own_info(smd, false, to->guid);
 	struct smp req;
 
 	if (smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_SM_INFO, SM_AM_ACKNOWLEDGE, &to->path) < 0)
@@ -348,7 +356,8 @@ static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info 
 	char why[128];
 	int to;
 
-	if (!sm_key_ok(smd->cfg.sm_key, from->sm_key)) {
+	if (!sm_auth_ok(smd->cfg.sm_key, false, from->act_count, from->guid, own_guid(smd),
+			from->sm_key)) {
 		sm_refused(smd, amod, from, src, "wrong SM_Key");
 		return MAD_STATUS_INVALID_FIELD;
 	}
@@ -416,7 +425,8 @@ static void sm_polled_by(struct smd *smd, const struct sm_info *si)
 	uint64_t me = own_guid(smd);
 
 	if (smd->sm_state != SM_MASTER || !si->guid || si->guid == me ||
-	    si->sm_state != SM_STANDBY || !sm_key_ok(smd->cfg.sm_key, si->sm_key) ||
+	    si->sm_state != SM_STANDBY ||
+	    !sm_auth_ok(smd->cfg.sm_key, false, si->act_count, si->guid, me, si->sm_key) ||
 	    !sm_outranks(si->priority, si->guid, (uint8_t)smd->cfg.sm_priority, me))
 		return;
 	known = peer_find(smd, si->guid);
@@ -455,8 +465,9 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		sm_polled_by(smd, &si);
 	}
 	/* The answer carries this SM's SMInfo, in its state after the request */
-	shown = smd->cfg.sm_key && si.sm_key == smd->cfg.sm_key;
-	si = own_info(smd, shown);
+	shown = smd->cfg.sm_key && si.guid &&
+		sm_auth_ok(smd->cfg.sm_key, false, si.act_count, si.guid, own_guid(smd), si.sm_key);
+	si = own_info(smd, true, shown ? si.guid : 0);
 	hop_ptr = smp.hdr.hop_ptr;
 	smp_make_response(&smp, status);
 	/*

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smd/siphash.h"
+
 /* The values are SMInfo.SMState on the wire (IBA 14.2.5.13) */
 enum sm_state {
 	SM_NOT_ACTIVE = 0,
@@ -79,14 +81,40 @@ static inline int sm_set_transition(enum sm_state me, uint8_t sender, uint32_t a
 }
 
 /*
- * With an SM_Key configured (not 0), only an SM that shows the same key is
- * a peer: its Sets are obeyed, it takes part in the election, and it is
- * told the key in answers (IBA 14.2.5.13: the SM_Key of a GetResp(SMInfo)
- * is 0 unless the requester showed it). Without one (0), every SM is a peer.
+ * The SM_Key field between SMs that share sm_key K (not 0). IBA 14.2.5.13
+ * carries SM_Key as it is and has the requester show it first, so every
+ * host that opened issm and was asked for its SMInfo would learn it and
+ * could then pose as a peer. smd sends K to nobody: a request from port
+ * GUID a to port GUID b carries SipHash-2-4 keyed with K over 'q', the
+ * sender's ActCount, a and b; the answer 'r', the answerer's ActCount, b
+ * and a. A value holds for one direction between one pair of ports: the
+ * only ones a rogue ever receives are addressed to itself and let it
+ * answer or ask no one. Only an SM that shows such a value is a peer: its
+ * Sets are obeyed, it takes part in the election, and the answers it gets
+ * carry smd's own value (0 for anyone else). With sm_key, smd therefore
+ * authenticates only with SMs that do the same (other smd).
  */
-static inline bool sm_key_ok(uint64_t mine, uint64_t theirs)
+static inline uint64_t sm_auth(uint64_t key, bool answer, uint32_t act_count, uint64_t from,
+			       uint64_t to)
 {
-	return !mine || theirs == mine;
+	uint8_t m[21];
+
+	m[0] = answer ? 'r' : 'q';
+	for (int i = 0; i < 4; i++)
+		m[1 + i] = (uint8_t)(act_count >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++) {
+		m[5 + i] = (uint8_t)(from >> (56 - 8 * i));
+		m[13 + i] = (uint8_t)(to >> (56 - 8 * i));
+	}
+	/* The second key word is fixed: smd's keys are 64 bits */
+	return siphash24(key, UINT64_C(0x736d642d736d6b79), m, sizeof(m));
+}
+
+/* Whether an SMInfo from port GUID from to port GUID to shows key (always without one) */
+static inline bool sm_auth_ok(uint64_t key, bool answer, uint32_t act_count, uint64_t from,
+			      uint64_t to, uint64_t field)
+{
+	return !key || field == sm_auth(key, answer, act_count, from, to);
 }
 
 struct smd;

@@ -48,7 +48,7 @@ struct sm_peer {
 	uint32_t act_count;
 	uint8_t priority;
 	uint8_t state;			/* enum sm_state */
-	bool foreign;			/* answered with another SM_Key: not a peer (sm_key_ok) */
+	bool foreign;			/* answered without this subnet's SM_Key: not a peer (sm_auth) */
 };
 
 #define SM_PEERS_MAX	32

@@ -5,13 +5,18 @@
  * SMP layout, 14.2.5.13 SMInfo, 13.4.8.2 Notice), sharing no code with
  * smd, so that it attacks smd's decoders rather than agreeing with them.
  *
- *   rogue sm [--key K] [--priority P] [--state S]
+ *   rogue sm [--key K | --auth K] [--priority P] [--state S]
  *	Hold issm open (IsSM in our PortInfo), answer every SMInfo Get and
- *	Set as an SM with that key, priority and state (default: key 0,
- *	priority 15, MASTER). Commands on stdin, one per line:
- *	  set LID AMOD   send SMInfo Set(AMOD) with our SMInfo to LID and
- *	                 print "set: status 0x.... state S key 0x...",
- *	                 or "set: no answer"
+ *	Set as an SM with that priority and state (default: priority 15,
+ *	MASTER), showing SM_Key K as the IBA has it (--key, default 0), or
+ *	the per-direction value smd computes from K (--auth; SipHash-2-4 from
+ *	its paper, written again here: see smd/sm.h). Commands on stdin:
+ *	  set LID AMOD [GUID]  send SMInfo Set(AMOD) with our SMInfo to LID
+ *	                 (GUID: its port GUID, for --auth) and print
+ *	                 "set: status 0x.... state S key 0x...", or
+ *	                 "set: no answer"
+ *	  keys           print "seen key 0x..." for every SM_Key value the
+ *	                 requests it got carried
  *	  stats          print "answered N"
  *	  quit
  *	Prints "ready guid 0x... lid N" once it serves.
@@ -49,9 +54,74 @@
 static volatile sig_atomic_t stop;
 static int portid = -1, agent_lr = -1, agent_dr = -1;
 static uint8_t *sbuf, *rbuf;
-static uint64_t my_guid, key;
-static unsigned int priority = 15, state = 3, answered;
+static uint64_t my_guid, key, seen[64];
+static unsigned int priority = 15, state = 3, answered, nseen;
+static bool auth;
 static uint16_t my_lid;
+
+/* SipHash-2-4 (Aumasson, Bernstein 2012), little-endian words */
+static uint64_t rotl64(uint64_t x, int b)
+{
+	return x << b | x >> (64 - b);
+}
+
+static void sipround(uint64_t *v)
+{
+	v[0] += v[1]; v[1] = rotl64(v[1], 13); v[1] ^= v[0]; v[0] = rotl64(v[0], 32);
+	v[2] += v[3]; v[3] = rotl64(v[3], 16); v[3] ^= v[2];
+	v[0] += v[3]; v[3] = rotl64(v[3], 21); v[3] ^= v[0];
+	v[2] += v[1]; v[1] = rotl64(v[1], 17); v[1] ^= v[2]; v[2] = rotl64(v[2], 32);
+}
+
+static uint64_t sip(uint64_t k0, uint64_t k1, const uint8_t *m, size_t len)
+{
+	uint64_t v[4] = { k0 ^ 0x736f6d6570736575ULL, k1 ^ 0x646f72616e646f6dULL,
+			  k0 ^ 0x6c7967656e657261ULL, k1 ^ 0x7465646279746573ULL };
+	uint8_t last[8] = { 0 };
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		uint64_t w = 0;
+
+		for (int j = 7; j >= 0; j--)
+			w = w << 8 | m[i + j];
+		v[3] ^= w;
+		sipround(v);
+		sipround(v);
+		v[0] ^= w;
+	}
+	memcpy(last, m + i, len - i);
+	last[7] = (uint8_t)len;
+	{
+		uint64_t w = 0;
+
+		for (int j = 7; j >= 0; j--)
+			w = w << 8 | last[j];
+		v[3] ^= w;
+		sipround(v);
+		sipround(v);
+		v[0] ^= w;
+	}
+	v[2] ^= 0xff;
+	for (int r = 0; r < 4; r++)
+		sipround(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
+}
+
+/* smd's SM_Key value: 'q' or 'r', ActCount, from, to, all big-endian */
+static uint64_t auth_value(bool answer, uint32_t act, uint64_t from, uint64_t to)
+{
+	uint8_t m[21];
+
+	m[0] = answer ? 'r' : 'q';
+	for (int i = 0; i < 4; i++)
+		m[1 + i] = (uint8_t)(act >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++) {
+		m[5 + i] = (uint8_t)(from >> (56 - 8 * i));
+		m[13 + i] = (uint8_t)(to >> (56 - 8 * i));
+	}
+	return sip(key, 0x736d642d736d6b79ULL, m, sizeof(m));
+}
 
 static void on_signal(int sig)
 {
@@ -100,11 +170,11 @@ static double now(void)
 }
 
 /* IBA 14.2.5.13: GUID, SM_Key, ActCount, Priority (4 bits) and SMState (4 bits) */
-static void sminfo_put(uint8_t *data)
+static void sminfo_put(uint8_t *data, bool answer, uint64_t to)
 {
 	memset(data, 0, 64);
 	put64(data, my_guid);
-	put64(data + 8, key);
+	put64(data + 8, auth ? auth_value(answer, answered, my_guid, to) : key);
 	put32(data + 16, answered);
 	data[20] = (uint8_t)(priority << 4 | (state & 0xf));
 }
@@ -153,16 +223,25 @@ static void serve(uint8_t *mad, uint16_t slid)
 	if ((mad[1] != CLASS_SMI && !dr) || (mad[3] != M_GET && mad[3] != M_SET) ||
 	    get16(mad + 16) != ATTR_SM_INFO)
 		return;
-	mad[3] = M_GET_RESP;
-	mad[4] = dr ? 0x80 : 0;		/* DR: direction bit set, status 0 */
-	mad[5] = 0;
-	/* A DR answer from an SM keeps the hop pointer as it arrived (as smd does) */
-	sminfo_put(mad + 64);
+	{
+		uint64_t k = get64(mad + 64 + 8), from = get64(mad + 64);
+		unsigned int i;
+
+		for (i = 0; i < nseen && seen[i] != k; i++)
+			;
+		if (i == nseen && nseen < 64)
+			seen[nseen++] = k;
+		mad[3] = M_GET_RESP;
+		mad[4] = dr ? 0x80 : 0;		/* DR: direction bit set, status 0 */
+		mad[5] = 0;
+		/* A DR answer from an SM keeps the hop pointer as it arrived (as smd does) */
+		sminfo_put(mad + 64, true, from);
+	}
 	send_mad(dr ? agent_dr : agent_lr, mad, dr ? 0xffff : slid);
 	answered++;
 }
 
-static void do_set(uint16_t lid, uint32_t amod)
+static void do_set(uint16_t lid, uint32_t amod, uint64_t to)
 {
 	uint8_t mad[MAD_LEN], in[MAD_LEN];
 	uint64_t tid = (uint64_t)rand() << 8 | 0x5a;
@@ -170,7 +249,7 @@ static void do_set(uint16_t lid, uint32_t amod)
 	double end;
 
 	hdr_put(mad, CLASS_SMI, M_SET, tid, ATTR_SM_INFO, amod);
-	sminfo_put(mad + 64);
+	sminfo_put(mad + 64, false, to);
 	if (send_mad(agent_lr, mad, lid) < 0) {
 		printf("set: send failed\n");
 		return;
@@ -229,6 +308,8 @@ static int run_sm(void)
 
 	if (open_port(true) < 0)
 		return 1;
+	/* poll() sees the pipe, not stdio's buffer: read commands unbuffered */
+	setvbuf(stdin, NULL, _IONBF, 0);
 	printf("ready guid 0x%016llx lid %u\n", (unsigned long long)my_guid, my_lid);
 	fflush(stdout);
 	while (!stop) {
@@ -241,9 +322,13 @@ static int run_sm(void)
 		if (!fgets(line, sizeof(line), stdin))
 			break;
 		unsigned int lid, amod;
+		unsigned long long to = 0;
 
-		if (sscanf(line, "set %u %u", &lid, &amod) == 2)
-			do_set((uint16_t)lid, amod);
+		if (sscanf(line, "set %u %u %llx", &lid, &amod, &to) >= 2)
+			do_set((uint16_t)lid, amod, to);
+		else if (!strncmp(line, "keys", 4))
+			for (unsigned int i = 0; i < nseen; i++)
+				printf("seen key 0x%016llx\n", (unsigned long long)seen[i]);
 		else if (!strncmp(line, "stats", 5))
 			printf("answered %u\n", answered);
 		else if (!strncmp(line, "quit", 4))
@@ -296,8 +381,10 @@ int main(int argc, char **argv)
 	srand((unsigned int)getpid());
 	if (argc >= 2 && !strcmp(argv[1], "sm")) {
 		for (int i = 2; i + 1 < argc; i += 2) {
-			if (!strcmp(argv[i], "--key"))
+			if (!strcmp(argv[i], "--key") || !strcmp(argv[i], "--auth")) {
 				key = strtoull(argv[i + 1], NULL, 0);
+				auth = !strcmp(argv[i], "--auth");
+			}
 			else if (!strcmp(argv[i], "--priority"))
 				priority = (unsigned int)strtoul(argv[i + 1], NULL, 0) & 0xf;
 			else if (!strcmp(argv[i], "--state"))
@@ -308,7 +395,7 @@ int main(int argc, char **argv)
 		r = run_traps((uint16_t)strtoul(argv[2], NULL, 0),
 			      (unsigned int)strtoul(argv[3], NULL, 0), strtod(argv[4], NULL));
 	} else {
-		fprintf(stderr, "usage: rogue sm [--key K] [--priority P] [--state S] | "
+		fprintf(stderr, "usage: rogue sm [--key K | --auth K] [--priority P] [--state S] | "
 			"rogue traps LID COUNT SECONDS\n");
 		return 2;
 	}

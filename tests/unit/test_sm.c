@@ -81,16 +81,40 @@ static void test_set_transition(void)
 	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 0xffffffffu), -1);
 }
 
-static void test_key(void)
+/* The paper's test vector: key 00..0f, message 00..0e (15 bytes) */
+static void test_siphash(void)
 {
-	/* No key: everyone is a peer */
-	CHECK(sm_key_ok(0, 0));
-	CHECK(sm_key_ok(0, 0x1234));
-	/* A key: only the same key */
-	CHECK(sm_key_ok(0x1234, 0x1234));
-	CHECK(!sm_key_ok(0x1234, 0));
-	CHECK(!sm_key_ok(0x1234, 0x1235));
-	CHECK(!sm_key_ok(UINT64_MAX, UINT64_MAX - 1));
+	uint8_t m[64];
+
+	for (int i = 0; i < 64; i++)
+		m[i] = (uint8_t)i;
+	CHECK(siphash24(UINT64_C(0x0706050403020100), UINT64_C(0x0f0e0d0c0b0a0908), m, 15) ==
+	      UINT64_C(0xa129ca6149be45e5));
+	/* Every length works and differs, block boundaries included */
+	for (size_t n = 0; n < 63; n++)
+		CHECK(siphash24(1, 2, m, n) != siphash24(1, 2, m, n + 1));
+}
+
+static void test_auth(void)
+{
+	const uint64_t k = 0x5ec12e7000c0ffeeULL, a = 0x0002c90300000005ULL, b = 0x0002c9030000000dULL;
+	uint64_t q = sm_auth(k, false, 7, a, b);
+
+	/* No key: anything goes, and nothing is checked */
+	CHECK(sm_auth_ok(0, false, 7, a, b, 0));
+	CHECK(sm_auth_ok(0, true, 7, a, b, 0x1234));
+	/* The value is not the key, and binds key, direction, ActCount and both ports */
+	CHECK(q != k && q != 0);
+	CHECK(sm_auth_ok(k, false, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, false, 7, a, b, k));
+	CHECK(!sm_auth_ok(k, false, 7, a, b, 0));
+	CHECK(!sm_auth_ok(k ^ 1, false, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, true, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, false, 8, a, b, q));
+	/* What a rogue b receives from a cannot be used as b's own request to a */
+	CHECK(!sm_auth_ok(k, false, 7, b, a, q));
+	CHECK(!sm_auth_ok(k, true, 7, b, a, q));
+	CHECK(sm_auth(k, true, 7, b, a) != q);
 }
 
 int main(void)
@@ -98,6 +122,7 @@ int main(void)
 	RUN(test_outranks);
 	RUN(test_names);
 	RUN(test_set_transition);
-	RUN(test_key);
+	RUN(test_siphash);
+	RUN(test_auth);
 	return unit_report();
 }
