@@ -52,7 +52,7 @@ struct smd_config {
 	/* issue 12: trust nothing on the wire */
 	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
 	unsigned int trap_flood_action;	/* CONFIG_TRAP_FLOOD_* */
-	char control_group[64];		/* may use smctl's changing commands; "": root only */
+	char control_group[64];		/* may use changing smctl commands; "": root */
 };
 
 /* What smd does to a port that floods it with traps */

@@ -340,11 +340,12 @@ static void cmd_status(struct ctl_client *cl)
 	} else {
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");
 	}
-	out_add(cl, "sm_key: %s\n", smd->cfg.sm_key ? "set" : "none (any host can take the subnet over)");
+	out_add(cl, "sm_key: %s\n",
+		smd->cfg.sm_key ? "set" : "none (any host can take the subnet over)");
 	for (size_t i = 0; i < smd->npeers; i++)
 		if (smd->peers[i].foreign)
-			out_add(cl, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers with "
-				"another SM_Key: not in the election\n", smd->peers[i].guid,
+			out_add(cl, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers "
+				"with another SM_Key: not in the election\n", smd->peers[i].guid,
 				smd->peers[i].priority, sm_state_name(smd->peers[i].state));
 	out_add(cl, "sminfo_refused: %" PRIu64 "\n", smd->sminfo_refused);
 	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");

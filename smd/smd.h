@@ -48,7 +48,7 @@ struct sm_peer {
 	uint32_t act_count;
 	uint8_t priority;
 	uint8_t state;			/* enum sm_state */
-	bool foreign;			/* answered without this subnet's SM_Key: not a peer (sm_auth) */
+	bool foreign;			/* did not show the SM_Key: not a peer (sm_auth) */
 };
 
 #define SM_PEERS_MAX	32
@@ -71,7 +71,7 @@ struct smd {
 	bool sa_serving;
 	uint16_t sm_lid;
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
-	unsigned int traps;		/* traps that asked for a heavy sweep since the last one */
+	unsigned int traps;		/* traps asking for a heavy sweep since the last one */
 	bool resweep;			/* something changed: sweep again soon */
 	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
 	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */

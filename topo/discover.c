@@ -63,8 +63,9 @@ static int gmap_put(struct gmap *m, uint64_t key, void *val)
 		for (size_t i = 0; i < m->size; i++) {
 			if (!m->key[i])
 				continue;
-			for (h = gmap_hash(m->key[i], nm.size); nm.key[h]; h = (h + 1) & (nm.size - 1))
-				;
+			h = gmap_hash(m->key[i], nm.size);
+			while (nm.key[h])
+				h = (h + 1) & (nm.size - 1);
 			nm.key[h] = m->key[i];
 			nm.val[h] = m->val[i];
 		}
@@ -91,6 +92,11 @@ struct disc {
 	struct gmap banned;	/* node GUIDs whose places are left out */
 	struct gmap seen_dup;	/* GUIDs already reported as duplicates: 1 node, 2 port */
 	struct gmap pending;	/* port address -> the port: a cable to it being checked */
+	struct gmap probing;	/* port -> port: a NodeInfo out of it through its node's
+				 * own route is in flight (a probe or a check) */
+	struct gmap via;	/* port -> what that NodeInfo reached: a model port, or
+				 * VIA_FAIL, VIA_BAD, VIA_OTHER */
+	struct gmap wait;	/* port -> the port of a cable that waits for that answer */
 	struct disc_dup dups[DISC_DUPS_MAX];
 	unsigned int ndups;
 	const char *why;
@@ -116,6 +122,9 @@ struct disc *disc_free(struct disc *d)
 		gmap_free(&d->banned);
 		gmap_free(&d->seen_dup);
 		gmap_free(&d->pending);
+		gmap_free(&d->probing);
+		gmap_free(&d->via);
+		gmap_free(&d->wait);
 		free(d);
 	}
 	return NULL;
@@ -164,6 +173,17 @@ bool disc_next(struct disc *d, struct disc_probe *out)
 	d->qhead = (d->qhead + 1) % d->qcap;
 	d->qlen--;
 	return true;
+}
+
+/* What a NodeInfo out of a port reached, besides a port of the model */
+static char via_fail, via_bad, via_other;
+#define VIA_FAIL	((void *)&via_fail)	/* no answer */
+#define VIA_BAD		((void *)&via_bad)	/* an answer that broke the rules */
+#define VIA_OTHER	((void *)&via_other)	/* a node the model does not hold */
+
+static uint64_t port_key(const struct fab_port *p)
+{
+	return (uint64_t)(uintptr_t)p;
 }
 
 static int reject(struct disc *d, const char *why)
@@ -280,17 +300,84 @@ static const char *ni_check(const struct node_info *ni, const struct disc_probe 
 }
 
 /*
+ * The check of a cable from port from to port (of a switch) is in: v is
+ * what port's node reached by its own route out of port. 0, or -EPROTO
+ * (rejected; disc_why says why).
+ */
+static int verify_result(struct disc *d, struct fab_port *port, struct fab_port *from, void *v)
+{
+	struct fab_node *n = port->node;
+	const struct fab_port *vp = v;
+	bool first = first_reached(n, from);
+	struct dr_path again;
+
+	gmap_put(&d->pending, port_key(port), NULL);
+	if (gmap_get(&d->banned, n->guid))
+		return 0;
+	if (v == VIA_FAIL || v == VIA_BAD) {
+		/* No usable answer: proof of a second switch only when that port is down */
+		if (v == VIA_FAIL && !first && port->pi_valid &&
+		    port->pi.phys_state != PHYS_STATE_LINKUP) {
+			cable_route(from, &again);
+			return record_dup(d, n->guid, false, &n->path, &again, n, NULL);
+		}
+		if (!from->peer && !from->peer_lost) {
+			from->peer_lost = true;
+			d->stats.lost_peers++;
+		}
+		return 0;
+	}
+	if (first && vp != from)
+		return reject(d, "LocalPortNum is not the port the SMP entered by");
+	if (v == VIA_OTHER || vp->node != from->node) {
+		/* The switch's own port leads to another node: a second switch has its GUID */
+		cable_route(from, &again);
+		return record_dup(d, n->guid, false, &n->path, &again, n, NULL);
+	}
+	/* The right node, the wrong port: someone misstates LocalPortNum */
+	if (vp != from)
+		return reject(d, "the two ends of a cable name different ports");
+	return cable(d, from, port);
+}
+
+/* A cable that waited for the answer out of port: decide it now */
+static int resolve_wait(struct disc *d, struct fab_port *port)
+{
+	struct fab_port *from = gmap_get(&d->wait, port_key(port));
+	void *v = gmap_get(&d->via, port_key(port));
+	int r;
+
+	if (!from)
+		return 0;
+	gmap_put(&d->wait, port_key(port), NULL);
+	r = verify_result(d, port, from, v ? v : VIA_FAIL);
+	return r == -ENOMEM ? r : 0;
+}
+
+/*
  * A cable from port from reached switch n at port num: before it enters
- * the model, ask through n's own route out of that port, which must lead
- * back to from (IBA 14.2.5.3: LocalPortNum is the port the SMP entered by).
- * This checks every switch's LocalPortNum, and finds a second switch that
- * answers with the GUID of one already known.
+ * the model, n's own route out of that port must lead back to from (IBA
+ * 14.2.5.3: LocalPortNum is the port the SMP entered by). This checks every
+ * switch's LocalPortNum, and finds a second switch that answers with the
+ * GUID of one already known. That NodeInfo is the very one discovery sends
+ * to explore the port: when it went out already its answer decides, when
+ * it is in flight the cable waits for it, and only otherwise a check goes.
  */
 static int verify_cable(struct disc *d, struct fab_node *n, uint8_t num, struct fab_port *from)
 {
+	struct fab_port *port = &n->ports[num], *w;
 	struct disc_probe v;
+	void *via = gmap_get(&d->via, port_key(port));
 	int r;
 
+	if (via)
+		return verify_result(d, port, from, via);
+	r = gmap_put(&d->pending, port_key(port), port);
+	if (r < 0)
+		return r;
+	w = gmap_get(&d->wait, port_key(port));
+	if (gmap_get(&d->probing, port_key(port)) && (!w || w == from))
+		return gmap_put(&d->wait, port_key(port), from);
 	memset(&v, 0, sizeof(v));
 	v.kind = DISC_VERIFY;
 	v.node = n;
@@ -298,9 +385,18 @@ static int verify_cable(struct disc *d, struct fab_node *n, uint8_t num, struct 
 	v.from = from;
 	if (dr_path_extend(&n->path, num, &v.path) < 0)
 		return reject(d, "a cable to a switch cannot be checked (route too long)");
-	/* Not explored from its other end meanwhile: one check per cable is enough */
-	r = gmap_put(&d->pending, (uintptr_t)&n->ports[num], &n->ports[num]);
+	r = gmap_put(&d->probing, port_key(port), port);
 	return r < 0 ? r : disc_push(d, &v);
+}
+
+/* What NodeInfo answer ni says a route reached */
+static void *reached(const struct disc *d, const struct node_info *ni)
+{
+	struct fab_node *m = fabric_find(d->f, ni->node_guid);
+
+	if (!m)
+		return VIA_OTHER;
+	return ni->local_port <= m->num_ports ? &m->ports[ni->local_port] : VIA_BAD;
 }
 
 /* A node reached for the first time */
@@ -395,55 +491,61 @@ static int known_node(struct disc *d, const struct disc_probe *p, const struct n
 /* The answer from the other end of a cable that reached switch p->node */
 static int verify_answer(struct disc *d, const struct disc_probe *p, const struct node_info *ni)
 {
-	struct fab_node *n = p->node;
-	struct fab_port *port = fabric_port(n, p->port), *from = p->from;
-	struct dr_path again;
+	struct fab_port *port = fabric_port(p->node, p->port);
 	const char *why;
+	void *v;
+	int r;
 
-	if (!port || !from)
+	if (!port || !p->from)
 		return -EINVAL;
-	gmap_put(&d->pending, (uintptr_t)port, NULL);
-	if (gmap_get(&d->banned, n->guid))
-		return 0;
+	gmap_put(&d->probing, port_key(port), NULL);
 	why = ni_check(ni, p);
-	if (why)
-		return reject(d, why);
-	if (first_reached(n, from) && (ni->node_guid != from->node->guid ||
-				       ni->local_port != from->num))
-		return reject(d, "LocalPortNum is not the port the SMP entered by");
-	if (ni->node_guid != from->node->guid) {
-		/* The switch's own port leads to another node: a second switch has its GUID */
-		cable_route(from, &again);
-		return record_dup(d, n->guid, false, &n->path, &again, n, NULL);
-	}
-	/* The right node, the wrong port: someone misstates LocalPortNum */
-	if (ni->local_port != from->num)
-		return reject(d, "the two ends of a cable name different ports");
-	return cable(d, from, port);
+	v = why ? VIA_BAD : reached(d, ni);
+	r = gmap_put(&d->via, port_key(port), v);
+	if (r == 0)
+		r = verify_result(d, port, p->from, v);
+	if (r == 0)
+		r = resolve_wait(d, port);
+	return r == 0 && why ? reject(d, why) : r;
 }
 
 int disc_node_info(struct disc *d, const struct disc_probe *p, const struct node_info *ni)
 {
 	struct fab_node *n;
 	const char *why;
-	int r;
+	int r, w;
 
 	if (p->kind == DISC_VERIFY)
 		return verify_answer(d, p, ni);
 	if (p->kind != DISC_NODE_INFO)
 		return -EINVAL;
+	if (p->from)
+		gmap_put(&d->probing, port_key(p->from), NULL);
 	why = ni_check(ni, p);
-	if (why)
-		return reject(d, why);
-	/* A GUID already found at two places: any further place is left out too */
-	if (gmap_get(&d->banned, ni->node_guid))
-		return 0;
-	r = fabric_add_node(d->f, ni, &n);
-	if (r == -EEXIST)
-		return known_node(d, p, ni, n);
-	if (r < 0)
+	if (why) {
+		r = reject(d, why);
+		if (p->from && gmap_put(&d->via, port_key(p->from), VIA_BAD) == 0)
+			resolve_wait(d, p->from);
 		return r;
-	return new_node(d, p, ni, n);
+	}
+	if (gmap_get(&d->banned, ni->node_guid)) {
+		/* A GUID already found at two places: any further place is left out too */
+		r = 0;
+	} else {
+		r = fabric_add_node(d->f, ni, &n);
+		if (r == -EEXIST || r == 0) {
+			/* What the route out of p->from reached, for a check of that cable */
+			if (p->from)
+				w = gmap_put(&d->via, port_key(p->from), reached(d, ni));
+			else
+				w = 0;
+			r = w < 0 ? w : r == 0 ? new_node(d, p, ni, n) : known_node(d, p, ni, n);
+		}
+	}
+	if (p->from && !gmap_get(&d->via, port_key(p->from)))
+		gmap_put(&d->via, port_key(p->from), reached(d, ni));
+	w = p->from ? resolve_wait(d, p->from) : 0;
+	return r < 0 ? r : w;
 }
 
 int disc_node_desc(struct disc *d, const struct disc_probe *p, const struct node_desc *nd)
@@ -473,6 +575,7 @@ int disc_port_info(struct disc *d, const struct disc_probe *p, const struct port
 	struct fab_node *n = p->node;
 	struct fab_port *port;
 	struct disc_probe np;
+	int r;
 	bool through;
 
 	if (p->kind != DISC_PORT_INFO || !n)
@@ -486,7 +589,7 @@ int disc_port_info(struct disc *d, const struct disc_probe *p, const struct port
 	port->pi = *pi;
 	port->pi_valid = true;
 	if (p->port == 0 || pi->phys_state != PHYS_STATE_LINKUP || port->peer ||
-	    gmap_get(&d->pending, (uintptr_t)port))
+	    gmap_get(&d->pending, port_key(port)))
 		return 0;
 	/*
 	 * IBA 14.2.2: a directed route may leave a CA only at its first hop,
@@ -499,34 +602,38 @@ int disc_port_info(struct disc *d, const struct disc_probe *p, const struct port
 	np.kind = DISC_NODE_INFO;
 	np.from = port;
 	dr_path_extend(&p->path, p->port, &np.path);
-	return disc_push(d, &np);
+	r = gmap_put(&d->probing, port_key(port), port);
+	return r < 0 ? r : disc_push(d, &np);
 }
 
 void disc_failed(struct disc *d, const struct disc_probe *p, int err)
 {
+	struct fab_port *port;
+
 	d->stats.failed++;
 	if (p->kind == DISC_VERIFY && p->node && p->from) {
-		struct fab_port *port = fabric_port(p->node, p->port);
-		struct dr_path again;
-
-		if (port)
-			gmap_put(&d->pending, (uintptr_t)port, NULL);
-		/*
-		 * No answer through the switch's own port: proof of a second
-		 * switch only when that port is known to be down.
-		 */
-		if (port && port->pi_valid && port->pi.phys_state != PHYS_STATE_LINKUP &&
-		    !first_reached(p->node, p->from) && !gmap_get(&d->banned, p->node->guid)) {
-			cable_route(p->from, &again);
-			if (record_dup(d, p->node->guid, false, &p->node->path, &again, p->node,
-				       NULL) == 0)
-				return;
+		port = fabric_port(p->node, p->port);
+		if (!port)
+			return;
+		gmap_put(&d->probing, port_key(port), NULL);
+		/* A rejected answer set via already: keep what it said */
+		if (!gmap_get(&d->via, port_key(port))) {
+			gmap_put(&d->via, port_key(port), VIA_FAIL);
+			verify_result(d, port, p->from, VIA_FAIL);
 		}
+		resolve_wait(d, port);
+		return;
 	}
-	if ((p->kind == DISC_NODE_INFO || p->kind == DISC_VERIFY) && p->from && !p->from->peer) {
+	if (p->kind != DISC_NODE_INFO || !p->from)
+		return;
+	gmap_put(&d->probing, port_key(p->from), NULL);
+	if (!gmap_get(&d->via, port_key(p->from)))
+		gmap_put(&d->via, port_key(p->from), VIA_FAIL);
+	if (!p->from->peer && !p->from->peer_lost) {
 		p->from->peer_lost = true;
 		d->stats.lost_peers++;
 	}
+	resolve_wait(d, p->from);
 }
 
 const char *disc_why(const struct disc *d)

@@ -33,8 +33,8 @@ enum disc_kind {
 struct disc_probe {
 	enum disc_kind kind;
 	struct dr_path path;
-	struct fab_node *node;		/* the node asked (all but NODE_INFO); VERIFY: the switch
-					 * the cable reached */
+	struct fab_node *node;		/* the node asked (all but NODE_INFO); VERIFY: the
+					 * switch the cable reached */
 	struct fab_port *from;		/* NODE_INFO, VERIFY: the port the cable starts at */
 	uint8_t port;			/* PORT_INFO: attribute modifier; VERIFY: the port of
 					 * node the cable reached */

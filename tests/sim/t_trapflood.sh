@@ -40,7 +40,8 @@ ctl status >st1
 h1=$(field sweeps st1 | sed 's/ heavy.*//')
 echo "heavy sweeps: $h0 before the flood, $h1 after"
 check test "$((h1 - h0))" -le 2
-check test "$(field traps st1)" -ge 300
+# (the simulator may still carry the last few when smctl asks)
+check test "$(field traps st1)" -ge 290
 check grep -q "^trap_flooder: LID $flooder, host-0003 port 1" st1
 check grep -q "trap flood: host-0003 port 1 (GUID 0x[0-9a-f]*) (LID $flooder) sent more than 30 traps in 10 s" out
 check test "$(field subnet st1)" = up

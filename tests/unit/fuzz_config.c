@@ -207,8 +207,8 @@ int main(int argc, char **argv)
 			size_t n = e ? (size_t)(e - s + 1) : strlen(s);
 			char orig[1200];
 
-			snprintf(orig, sizeof(orig), "%.*s", (int)(n < sizeof(orig) ? n : sizeof(orig) - 1),
-				 s);
+			snprintf(orig, sizeof(orig), "%.*s",
+				 (int)(n < sizeof(orig) ? n : sizeof(orig) - 1), s);
 			s += n;
 			if (k == m1 || k == m2) {
 				mutate_line(orig, line, sizeof(line));
@@ -227,8 +227,8 @@ int main(int argc, char **argv)
 			refused++;
 			if (strncmp(err, path, strlen(path))) {
 				findings++;
-				fprintf(stderr, "  FINDING %lu: refusal without the file name: %s\n", it,
-					err);
+				fprintf(stderr, "  FINDING %lu: refusal without the file name: "
+					"%s\n", it, err);
 			}
 			continue;
 		}

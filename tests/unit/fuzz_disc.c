@@ -65,7 +65,9 @@ static void corrupt_ni(struct chaos *c, struct node_info *ni)
 	switch (below(7)) {
 	case 0: ni->node_type = (uint8_t)below(6); break;
 	case 1: ni->num_ports = (uint8_t)rnd(); break;
-	case 2: ni->local_port = below(2) ? (uint8_t)rnd() : (uint8_t)(ni->num_ports + below(3)); break;
+	case 2:
+		ni->local_port = below(2) ? (uint8_t)rnd() : (uint8_t)(ni->num_ports + below(3));
+		break;
 	case 3: ni->local_port = 0; break;
 	case 4: ni->node_guid = some_guid(c); break;
 	case 5: ni->port_guid = some_guid(c); break;
@@ -84,7 +86,10 @@ static void corrupt_pi(struct port_info *pi)
 	case 5: pi->mtu_cap = (uint8_t)below(16); break;
 	case 6: pi->cap_mask ^= (uint32_t)1 << below(32); break;
 	case 7: pi->vl_arb_high_cap = (uint8_t)rnd(); pi->vl_arb_low_cap = (uint8_t)rnd(); break;
-	case 8: pi->link_width_active = (uint8_t)rnd(); pi->link_speed_active = (uint8_t)below(16); break;
+	case 8:
+		pi->link_width_active = (uint8_t)rnd();
+		pi->link_speed_active = (uint8_t)below(16);
+		break;
 	case 9: pi->local_port = (uint8_t)rnd(); break;
 	case 10: pi->op_vls = (uint8_t)below(16); pi->neighbor_mtu = (uint8_t)below(16); break;
 	default: pi->guid_cap = (uint8_t)rnd(); pi->master_sm_lid = (uint16_t)rnd(); break;
@@ -242,7 +247,8 @@ static char *random_net(unsigned int S)
 	for (unsigned int s = 0; s < S; s++)
 		for (int p = 1; p <= 7; p++)
 			if (peer[s][p] >= 2000)
-				len += (size_t)snprintf(t + len, cap - len, "Hca 1 \"h%d\"\n[1] \"s%u\"[%d]\n",
+				len += (size_t)snprintf(t + len, cap - len,
+							"Hca 1 \"h%d\"\n[1] \"s%u\"[%d]\n",
 							peer[s][p] - 2000, s, p);
 	return t;
 }
@@ -331,7 +337,9 @@ static void sa_ask(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 
 static void after_discovery(struct fabric *f, struct tally *t, unsigned long iter)
 {
-	static const char *const lists[] = { "dfree,updn,minhop", "updn", "layered,updn", "minhop" };
+	static const char *const lists[] = {
+		"dfree,updn,minhop", "updn", "layered,updn", "minhop",
+	};
 	const struct route_engine *e;
 	struct route_result *keep = NULL;
 	struct route_check chk;
@@ -377,12 +385,15 @@ static void after_discovery(struct fabric *f, struct tally *t, unsigned long ite
 		const struct fab_node *n = f->nodes[i];
 		uint8_t vl[ROUTE_NUM_SLS];
 
-		for (unsigned int in = 0; in <= n->num_ports; in++)
-			for (unsigned int out = 0; out <= n->num_ports; out++)
-				if (route_sl2vl(keep, n, in, out, vl) == 0)
-					for (int sl = 0; sl < ROUTE_NUM_SLS; sl++)
-						if (vl[sl] >= route_vls_used(keep))
-							finding(t, "SL-to-VL beyond the VLs used", iter);
+		for (unsigned int in = 0; in <= n->num_ports; in++) {
+			for (unsigned int out = 0; out <= n->num_ports; out++) {
+				if (route_sl2vl(keep, n, in, out, vl) < 0)
+					continue;
+				for (int sl = 0; sl < ROUTE_NUM_SLS; sl++)
+					if (vl[sl] >= route_vls_used(keep))
+						finding(t, "SL-to-VL beyond the VLs used", iter);
+			}
+		}
 	}
 	{
 		struct route_vlarb tab[64];

@@ -77,7 +77,8 @@ static uint32_t *components(const struct fabric *f)
 				const struct fab_port *pp = &sw->ports[p];
 				uint32_t t;
 
-				if (!fabric_port_linked(pp) || pp->peer->node->type != NODE_TYPE_SWITCH)
+				if (!fabric_port_linked(pp) ||
+				    pp->peer->node->type != NODE_TYPE_SWITCH)
 					continue;
 				t = pp->peer->node->sw_idx;
 				if (comp[t] == UINT32_MAX) {

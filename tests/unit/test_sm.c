@@ -97,7 +97,8 @@ static void test_siphash(void)
 
 static void test_auth(void)
 {
-	const uint64_t k = 0x5ec12e7000c0ffeeULL, a = 0x0002c90300000005ULL, b = 0x0002c9030000000dULL;
+	const uint64_t k = 0x5ec12e7000c0ffeeULL, a = 0x0002c90300000005ULL;
+	const uint64_t b = 0x0002c9030000000dULL;
 	uint64_t q = sm_auth(k, false, 7, a, b);
 
 	/* No key: anything goes, and nothing is checked */

@@ -46,7 +46,8 @@ static enum trap_verdict judge(struct trap_table *t, uint16_t lid, uint16_t num,
 static void test_kind(void)
 {
 	CHECK_EQ(trap_kind(true, 128, true), TRAP_CHANGE);
-	CHECK_EQ(trap_kind(true, 128, false), TRAP_OTHER);	/* only switches have links to report */
+	/* Only switches have links to report */
+	CHECK_EQ(trap_kind(true, 128, false), TRAP_OTHER);
 	CHECK_EQ(trap_kind(true, 144, false), TRAP_CHANGE);
 	CHECK_EQ(trap_kind(true, 145, true), TRAP_CHANGE);
 	for (uint16_t n = 129; n <= 131; n++)
@@ -54,7 +55,8 @@ static void test_kind(void)
 	for (uint16_t n = 256; n <= 259; n++)
 		CHECK_EQ(trap_kind(true, n, false), TRAP_SECURITY);
 	CHECK_EQ(trap_kind(false, 128, true), TRAP_OTHER);	/* a vendor trap */
-	CHECK_EQ(trap_kind(true, 64, false), TRAP_OTHER);	/* the SA's notices, not an SMA's */
+	/* The SA's notices, not an SMA's */
+	CHECK_EQ(trap_kind(true, 64, false), TRAP_OTHER);
 	CHECK_EQ(trap_kind(true, 0, false), TRAP_OTHER);
 	CHECK_EQ(trap_kind(true, 65535, true), TRAP_OTHER);
 }
