@@ -494,7 +494,7 @@ static int verify_answer(struct disc *d, const struct disc_probe *p, const struc
 	struct fab_port *port = fabric_port(p->node, p->port);
 	const char *why;
 	void *v;
-	int r;
+	int r, w;
 
 	if (!port || !p->from)
 		return -EINVAL;
@@ -504,8 +504,10 @@ static int verify_answer(struct disc *d, const struct disc_probe *p, const struc
 	r = gmap_put(&d->via, port_key(port), v);
 	if (r == 0)
 		r = verify_result(d, port, p->from, v);
-	if (r == 0)
-		r = resolve_wait(d, port);
+	/* Another cable that waited for this answer is decided whatever this one was */
+	w = resolve_wait(d, port);
+	if (r == -ENOMEM || w == -ENOMEM)
+		return -ENOMEM;
 	return r == 0 && why ? reject(d, why) : r;
 }
 
