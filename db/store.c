@@ -285,6 +285,16 @@ int store_open(const char *path, int readonly, struct store **out)
 	rc = sqlite3_open_v2(path, &s->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK)
 		return store_fail(s, rc, "opening");
+	/*
+	 * Defensive: no SQL can corrupt the file (writable_schema, raw page
+	 * writes), and nothing in the schema runs with side effects: a
+	 * database someone else wrote is data, never code.
+	 */
+	rc = sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	if (rc != SQLITE_OK)
+		return store_fail(s, rc, "setting defensive mode");
 	sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
 	/*
 	 * quick_check reads every page: a foreign, truncated or corrupt file
@@ -321,6 +331,15 @@ struct store *store_close(struct store *s)
 	sqlite3_close(s->db);
 	free(s);
 	return NULL;
+}
+
+bool store_defensive(const struct store *s)
+{
+	int on = 0, trusted = 1;
+
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, -1, &on);
+	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &trusted);
+	return on && !trusted;
 }
 
 const char *store_errmsg(const struct store *s)

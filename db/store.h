@@ -75,6 +75,8 @@ struct store_event {
 int store_open(const char *path, int readonly, struct store **out);
 struct store *store_close(struct store *s);
 /* Human-readable reason for the last failure, or "" */
+/* The connection runs in SQLite's defensive mode, with an untrusted schema */
+bool store_defensive(const struct store *s);
 const char *store_errmsg(const struct store *s);
 /*
  * Moves a database that store_open() refused aside, with its -wal and -shm

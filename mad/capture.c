@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -487,9 +488,29 @@ static int file_open(struct capture *c)
 	uint8_t hdr[CAPTURE_PCAP_HDR_SIZE];
 	int r;
 
-	c->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	struct stat st;
+
+	/*
+	 * The capture holds every MAD, keys included: never through a
+	 * symlink someone planted, never into a FIFO or device (O_NONBLOCK:
+	 * opening a FIFO would wait for a reader), and mode 0600 even when
+	 * the file was there before.
+	 */
+	c->fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK,
+		     0600);
 	if (c->fd < 0)
 		return -errno;
+	if (fstat(c->fd, &st) < 0)
+		r = -errno;
+	else if (!S_ISREG(st.st_mode))
+		r = -EINVAL;
+	else
+		r = fchmod(c->fd, 0600) < 0 ? -errno : 0;
+	if (r < 0) {
+		close(c->fd);
+		c->fd = -1;
+		return r;
+	}
 	pcap_header(hdr);
 	r = write_all(c->fd, hdr, sizeof(hdr));
 	c->file_bytes = r < 0 ? 0 : sizeof(hdr);

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "smd/config.h"
@@ -91,6 +94,47 @@ static int parse_uint(const char *v, unsigned long min, unsigned long max, unsig
 	if (errno || *end || x < min || x > max)
 		return -ERANGE;
 	*out = (unsigned int)x;
+	return 0;
+}
+
+/* A 64-bit key: decimal or 0x hex */
+static int parse_u64(const char *v, uint64_t *out)
+{
+	unsigned long long x;
+	char *end;
+
+	if (!*v || *v == '-' || *v == '+' || isspace((unsigned char)*v))
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(v, &end, 0);
+	if (errno || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	*out = x;
+	return 0;
+}
+
+/* A group that exists, by name or number; "" for none */
+static int parse_group(const char *v, char *out, size_t len)
+{
+	struct group gr, *res = NULL;
+	char buf[4096];
+	char *end;
+
+	if (strlen(v) >= len)
+		return -EINVAL;
+	if (*v) {
+		unsigned long gid;
+
+		errno = 0;
+		gid = strtoul(v, &end, 10);
+		if (isdigit((unsigned char)*v) && !*end && !errno && gid < (gid_t)-1)
+			getgrgid_r((gid_t)gid, &gr, buf, sizeof(buf), &res);
+		else
+			getgrnam_r(v, &gr, buf, sizeof(buf), &res);
+		if (!res)
+			return -ESRCH;
+	}
+	snprintf(out, len, "%s", v);
 	return 0;
 }
 
@@ -287,6 +331,17 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		r = parse_uint(v, 0, 15, &c->ipoib_sl);
 	} else if (!strcmp(key, "client_reregister")) {
 		r = parse_bool(v, &c->client_reregister);
+	} else if (!strcmp(key, "sm_key")) {
+		r = parse_u64(v, &c->sm_key);
+	} else if (!strcmp(key, "trap_flood_action")) {
+		if (!strcmp(v, "report"))
+			c->trap_flood_action = CONFIG_TRAP_FLOOD_REPORT;
+		else if (!strcmp(v, "disable"))
+			c->trap_flood_action = CONFIG_TRAP_FLOOD_DISABLE;
+		else
+			r = -ENOTTY;
+	} else if (!strcmp(key, "control_group")) {
+		r = parse_group(v, c->control_group, sizeof(c->control_group));
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -ENOKEY;
@@ -302,6 +357,8 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			 r == -EMLINK ? " (bytes: 256, 512, 1024, 2048 or 4096)" :
 			 r == -EXDEV ? " (Gb/s: 2.5, 5, 10, 14, 20, 25, 28, 30, 40, 50, 56, 60, 80, "
 				       "100, 112, 120, 168, 200, 300, 400 or 600)" :
+			 r == -ENOTTY ? " (report or disable)" :
+			 r == -ESRCH ? " (no such group)" :
 			 "");
 	return r;
 }
@@ -370,6 +427,20 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 		r = -EIO;
 		snprintf(err, errlen, "%s: read error", path);
 	}
+	if (!r && c->sm_key) {
+		struct stat st;
+
+		/* Whoever reads the key can take the subnet over; whoever writes it, too */
+		if (fstat(fileno(f), &st) < 0) {
+			r = -errno;
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		} else if (st.st_mode & (S_IROTH | S_IWOTH)) {
+			r = -EACCES;
+			snprintf(err, errlen, "%s: sets sm_key but others may %s it (mode %04o): "
+				 "chmod o-rw %s", path, st.st_mode & S_IROTH ? "read" : "write",
+				 (unsigned int)(st.st_mode & 07777), path);
+		}
+	}
 	fclose(f);
 	return r;
 }
@@ -415,4 +486,8 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "ipoib_rate = %s\n", code_text(rates, c->ipoib_rate));
 	fprintf(out, "ipoib_sl = %u\n", c->ipoib_sl);
 	fprintf(out, "client_reregister = %s\n", c->client_reregister ? "yes" : "no");
+	fprintf(out, "sm_key = 0x%016" PRIx64 "\n", c->sm_key);
+	fprintf(out, "trap_flood_action = %s\n",
+		c->trap_flood_action == CONFIG_TRAP_FLOOD_DISABLE ? "disable" : "report");
+	fprintf(out, "control_group = \"%s\"\n", c->control_group);
 }

@@ -55,10 +55,21 @@ struct smd_config {
 	unsigned int ipoib_rate;	/* its rate, IBA code (3: 10 Gb/s) */
 	unsigned int ipoib_sl;
 	bool client_reregister;		/* a new master asks hosts to join again */
+	/* issue 12: trust nothing on the wire */
+	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
+	unsigned int trap_flood_action;	/* CONFIG_TRAP_FLOOD_* */
+	char control_group[64];		/* may use changing smctl commands; "": root */
 };
 
+/* What smd does to a port that floods it with traps */
+#define CONFIG_TRAP_FLOOD_REPORT	0	/* log it, and repress its traps */
+#define CONFIG_TRAP_FLOOD_DISABLE	1	/* also disable the port (PortInfo Set) */
+
 void config_defaults(struct smd_config *c);
-/* 0, or -errno with a "file:line: reason" message in err */
+/*
+ * 0, or -errno with a "file:line: reason" message in err. A file that sets
+ * sm_key must not be readable or writable by others (-EACCES).
+ */
 int config_load(struct smd_config *c, const char *path, char *err, size_t errlen);
 /* Set one key from a string (config file and command line share this) */
 int config_set(struct smd_config *c, const char *key, const char *value, char *err,

@@ -8,8 +8,10 @@
  * Answers are written with MSG_NOSIGNAL, so a client that hangs up early
  * costs smd nothing but the answer.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdarg.h>
@@ -32,6 +34,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "smd/trap.h"
 
 #define CONTROL_CLIENTS_MAX	16
 #define CONTROL_OUT_MAX		(1u << 20)	/* an answer never gets near it */
@@ -51,6 +54,12 @@ struct ctl_client {
 	bool eof;			/* the client sent all it will send */
 	bool closing;			/* close once the answer is out */
 	bool broken;			/* drop it now */
+	bool cred;			/* SO_PEERCRED gave uid, gid, pid */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	gid_t groups[64];		/* supplementary groups (SO_PEERGROUPS) */
+	unsigned int ngroups;
 };
 
 struct control {
@@ -172,6 +181,8 @@ static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
 		uint64_t n;
 		const char *one, *many;
 	} p[] = {
+		{ r->dup_guids, "duplicate GUID", "duplicate GUIDs" },
+		{ r->rejected, "discovery answer rejected", "discovery answers rejected" },
 		{ r->lost_peers, "peer not answering", "peers not answering" },
 		{ r->unconfigured, "port not configured", "ports not configured" },
 		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
@@ -255,6 +266,48 @@ void control_summary(const struct smd *smd, char *buf, size_t len)
 		 probs[0] ? "; problems: " : "", probs);
 }
 
+/* GUIDs the sweep found at two places: both left out until one goes */
+static void status_dups(struct ctl_client *cl, const struct sweep_result *m)
+{
+	char a[256], b[256];
+
+	out_add(cl, "duplicate_guids: %u\n", m->dup_guids);
+	for (unsigned int i = 0; i < m->ndups; i++) {
+		dr_path_format(&m->dups[i].first, a, sizeof(a));
+		dr_path_format(&m->dups[i].again, b, sizeof(b));
+		out_add(cl, "duplicate_guid: %s 0x%016" PRIx64 " at path %s and at path %s, "
+			"both left out\n", m->dups[i].port_guid ? "port" : "node", m->dups[i].guid,
+			a, b);
+	}
+}
+
+/* What the traps said, and who floods (smd/trap.h) */
+static void status_traps(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct trap_stats *ts;
+	uint16_t lids[8];
+	unsigned int n;
+
+	if (!smd->trapt)
+		return;
+	ts = trap_stats(smd->trapt);
+	out_add(cl, "trap_verdicts: %" PRIu64 " swept, %" PRIu64 " held back, %" PRIu64
+		" reported, %" PRIu64 " ignored, %" PRIu64 " from unknown LIDs, %" PRIu64
+		" from flooders\n", ts->swept, ts->deferred, ts->reported, ts->ignored,
+		ts->unknown, ts->flooding);
+	n = trap_flooders(smd->trapt, txn_now_us(), lids, 8);
+	for (unsigned int i = 0; i < n && i < 8; i++) {
+		const struct fab_port *p = smd->fabric ? fabric_port_by_lid(smd->fabric, lids[i]) :
+					   NULL;
+		char buf[LOG_RECORD_LEN];
+
+		out_add(cl, "trap_flooder: LID %u, %s port %u, GUID 0x%016" PRIx64 "\n", lids[i],
+			p ? printable(p->node->desc, buf, sizeof(buf)) : "?", p ? p->num : 0,
+			p ? p->guid : 0);
+	}
+}
+
 static void cmd_status(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
@@ -285,9 +338,18 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "links: %u\n", m->links);
 		out_add(cl, "lids: %u\n", m->lids);
 		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
+		status_dups(cl, m);
 	} else {
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");
 	}
+	out_add(cl, "sm_key: %s\n",
+		smd->cfg.sm_key ? "set" : "none (any host can take the subnet over)");
+	for (size_t i = 0; i < smd->npeers; i++)
+		if (smd->peers[i].foreign)
+			out_add(cl, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers "
+				"with another SM_Key: not in the election\n", smd->peers[i].guid,
+				smd->peers[i].priority, sm_state_name(smd->peers[i].state));
+	out_add(cl, "sminfo_refused: %" PRIu64 "\n", smd->sminfo_refused);
 	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
 	if (smd->mcast) {
 		const struct mcast_stats *ms = mcast_stats(smd);
@@ -330,7 +392,8 @@ static void cmd_status(struct ctl_client *cl)
 	}
 	out_add(cl, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 		st->smps_sent, st->smps_timed_out, st->smps_lost);
-	out_add(cl, "traps: %" PRIu64 "\n", st->traps + smd->traps);
+	out_add(cl, "traps: %" PRIu64 "\n", st->traps);
+	status_traps(cl);
 	out_add(cl, "resweep_pending: %s\n", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
 		"no");
 	if (l && !st->last_err) {
@@ -346,6 +409,53 @@ static void cmd_status(struct ctl_client *cl)
 	if (st->problems.total > st->problems.n)
 		out_add(cl, "problems_not_shown: %u\n", st->problems.total - st->problems.n);
 	out_add(cl, "OK\n");
+}
+
+/*
+ * Changing commands: root, the daemon's own user, or a member of
+ * control_group (its primary group or a supplementary one)
+ */
+static bool may_change(const struct ctl_client *cl)
+{
+	const char *g = cl->ctl->smd->cfg.control_group;
+	struct group gr, *res = NULL;
+	char buf[4096];
+	char *end;
+
+	if (!cl->cred)
+		return false;
+	if (cl->uid == 0 || cl->uid == geteuid())
+		return true;
+	if (!*g)
+		return false;
+	if (isdigit((unsigned char)*g)) {
+		unsigned long gid = strtoul(g, &end, 10);
+
+		if (!*end)
+			getgrgid_r((gid_t)gid, &gr, buf, sizeof(buf), &res);
+	} else {
+		getgrnam_r(g, &gr, buf, sizeof(buf), &res);
+	}
+	if (!res)
+		return false;
+	if (cl->gid == res->gr_gid)
+		return true;
+	for (unsigned int i = 0; i < cl->ngroups; i++)
+		if (cl->groups[i] == res->gr_gid)
+			return true;
+	return false;
+}
+
+static bool allowed(struct ctl_client *cl, const char *cmd)
+{
+	if (may_change(cl))
+		return true;
+	log_notice("control: %s refused to uid %u (pid %d): it changes the SM", cmd,
+		   (unsigned int)cl->uid, (int)cl->pid);
+	out_error(cl, "permission denied: %s changes the SM; it is for root%s%s", cmd,
+		  cl->ctl->smd->cfg.control_group[0] ? " and group " : "",
+		  cl->ctl->smd->cfg.control_group);
+	return false;
 }
 
 static void sweep_report(struct ctl_client *cl)
@@ -398,6 +508,8 @@ static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
 			return;
 		}
 	}
+	if (!allowed(cl, "resweep"))
+		return;
 	r = c->ops->resweep(c->ctx, heavy);
 	if (r < 0) {
 		out_error(cl, "this SM is %s: %s", sm_state_name(c->smd->sm_state),
@@ -462,8 +574,31 @@ static void cmd_help(struct ctl_client *cl)
 		"command: resweep [--heavy]: sweep now, light (heavy if it finds a change) or "
 		"heavy (full re-discovery); answer when it ended\n"
 		"command: check-routes: the route verifier's verdict on the current routes\n"
+		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: help: this list\n"
 		"OK\n");
+}
+
+static void cmd_sm_enable(struct ctl_client *cl)
+{
+	struct control *c = cl->ctl;
+	char who[64];
+	int r;
+
+	if (!allowed(cl, "sm-enable"))
+		return;
+	snprintf(who, sizeof(who), "smctl (uid %u, pid %d)", (unsigned int)cl->uid, (int)cl->pid);
+	r = c->ops->sm_enable ? c->ops->sm_enable(c->ctx, who) : -EOPNOTSUPP;
+	if (r == -EALREADY) {
+		out_error(cl, "this SM is %s, not NOT-ACTIVE: nothing to enable",
+			  sm_state_name(c->smd->sm_state));
+		return;
+	}
+	if (r < 0) {
+		out_error(cl, "sm-enable: %s", strerror(-r));
+		return;
+	}
+	out_add(cl, "state: %s\nOK\n", sm_state_name(c->smd->sm_state));
 }
 
 #define ARGS_MAX 8
@@ -501,8 +636,10 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_check_routes(cl);
 	else if (!strcmp(argv[0], "help") && argc == 1)
 		cmd_help(cl);
+	else if (!strcmp(argv[0], "sm-enable") && argc == 1)
+		cmd_sm_enable(cl);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
-		 !strcmp(argv[0], "help"))
+		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable"))
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
 		out_error(cl, "unknown command '%s' (try help)",
@@ -646,6 +783,25 @@ static int on_client_idle(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Who is at the other end: the kernel says, the client cannot lie about it */
+static void client_cred(struct ctl_client *cl)
+{
+	struct ucred uc;
+	socklen_t len = sizeof(uc);
+
+	if (getsockopt(cl->fd, SOL_SOCKET, SO_PEERCRED, &uc, &len) == 0 && len == sizeof(uc)) {
+		cl->cred = true;
+		cl->uid = uc.uid;
+		cl->gid = uc.gid;
+		cl->pid = uc.pid;
+	}
+#ifdef SO_PEERGROUPS
+	len = sizeof(cl->groups);
+	if (getsockopt(cl->fd, SOL_SOCKET, SO_PEERGROUPS, cl->groups, &len) == 0)
+		cl->ngroups = len / sizeof(cl->groups[0]);
+#endif
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct control *c = userdata;
@@ -675,6 +831,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		}
 		cl->ctl = c;
 		cl->fd = cfd;
+		client_cred(cl);
 		if (sd_event_add_io(c->ev, &cl->io, cfd, EPOLLIN, on_client_io, cl) < 0 ||
 		    sd_event_add_time(c->ev, &cl->idle, CLOCK_MONOTONIC, 0, 1000000,
 				      on_client_idle, cl) < 0) {
@@ -809,6 +966,20 @@ int control_open(struct smd *smd, sd_event *ev, const char *path,
 	if (stat(path, &st) == 0) {
 		c->dev = st.st_dev;
 		c->ino = st.st_ino;
+	}
+	/* control_group members may connect (and use the changing commands) */
+	if (smd->cfg.control_group[0]) {
+		struct group gr, *res = NULL;
+		char buf[4096];
+
+		if (isdigit((unsigned char)smd->cfg.control_group[0]))
+			getgrgid_r((gid_t)strtoul(smd->cfg.control_group, NULL, 10), &gr, buf,
+				   sizeof(buf), &res);
+		else
+			getgrnam_r(smd->cfg.control_group, &gr, buf, sizeof(buf), &res);
+		if (!res || lchown(path, (uid_t)-1, res->gr_gid) < 0)
+			log_warn("control: the socket cannot be given to group %s: %s",
+				 smd->cfg.control_group, res ? strerror(errno) : "no such group");
 	}
 	if (listen(c->fd, 16) < 0) {
 		r = -errno;

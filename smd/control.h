@@ -8,7 +8,13 @@
  * bytes with the newline. The answer is zero or more data lines, each
  * "key: value" or indented, then one line that is either "OK" or
  * "ERROR: reason". A connection may carry several requests, one after the
- * other. Commands: status, resweep [--heavy], check-routes, help.
+ * other. Commands: status, resweep [--heavy], check-routes, sm-enable, help.
+ *
+ * Who may do what (SO_PEERCRED): the read-only commands (status,
+ * check-routes, help) answer anyone who can connect; the ones that change
+ * the SM (resweep, sm-enable) only root, the daemon's own user, and
+ * members of control_group. The socket is mode 0660, of control_group
+ * when one is set.
  */
 #ifndef SMD_CONTROL_H
 #define SMD_CONTROL_H
@@ -29,6 +35,8 @@ struct control_ops {
 	 * -EBUSY when this SM does not sweep (standby, not active).
 	 */
 	int (*resweep)(void *ctx, bool heavy);
+	/* A NOT-ACTIVE SM looks for the master again (who: for the log); -EALREADY otherwise */
+	int (*sm_enable)(void *ctx, const char *who);
 };
 
 /*

@@ -27,6 +27,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
 
@@ -130,33 +131,9 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
 	}
-	if (method == MAD_METHOD_TRAP) {
-		struct smp smp;
-		uint8_t buf[MAD_SIZE];
-
-		/*
-		 * Trap 128 (link state), 144 (capabilities), 129-131 (port
-		 * errors) and the rest: something changed, look again with a
-		 * heavy sweep (IBA 14.3.12). The Notice's TrapNumber is data
-		 * bytes 4-5 (IBA 13.4.8.2).
-		 */
-		smd->traps++;
-		smd->stats.traps++;
-		smd->resweep = true;
-		log_debug("trap %u from LID %u: heavy sweep requested",
-			  len == MAD_SIZE ? (unsigned int)wire_bits_get(mad, (64 + 4) * 8, 16) : 0,
-			  from->slid);
-		/*
-		 * IBA 14.4.11: TrapRepress, same TID and attribute, tells the
-		 * sender to stop repeating the trap.
-		 */
-		if (mclass == MAD_CLASS_SMI && smp_decode(mad, len, &smp) == 0) {
-			smp.hdr.method = MAD_METHOD_TRAP_REPRESS;
-			smp.hdr.status = 0;
-			if (smp_encode(&smp, buf) == 0)
-				mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
-		}
-	}
+	/* Which traps make smd look again, from whom, how often: smd/trap.h */
+	if (method == MAD_METHOD_TRAP)
+		trap_handle(smd, mad, len, from);
 }
 
 static int ensure_db_dir(const char *path)
@@ -230,6 +207,8 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res)
 		const struct fab_node *n = fabric_find(smd->fabric, p->node_guid);
 		const struct fab_port *fp = n ? fabric_port(n, p->port_num) : NULL;
 
+		if (p->foreign)
+			continue;	/* not an SM of this subnet */
 		smd->sa_sms[env->nsms++] = (struct sa_sm){
 			.lid = fp ? fp->lid : 0,
 			.si = { .guid = p->guid, .act_count = p->act_count,
@@ -338,6 +317,8 @@ static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
 		return "requested";
 	if (smd->resweep)
 		return "the fabric changed";
+	if (trap_due(smd->trapt) && txn_now_us() >= trap_due(smd->trapt))
+		return "traps held back by their sources' hold-off";
 	if (smd->last_sweep_down)
 		return "the last sweep left the subnet not up";
 	return NULL;
@@ -406,6 +387,7 @@ static int do_sweep(struct loop *lp)
 	smd->route_full = smd->resweep_heavy;
 	smd->resweep = smd->resweep_heavy = false;
 	smd->traps = 0;
+	trap_sweep_started(smd->trapt);
 	smd->heavy_sweeps++;
 	/* The sweep's warnings and errors are what smctl status lists */
 	log_record(&st->problems);
@@ -530,7 +512,30 @@ static int control_resweep(void *ctx, bool heavy)
 	return r < 0 ? r : 0;
 }
 
-static const struct control_ops control_ops = { .resweep = control_resweep };
+/* smctl sm-enable: a NOT-ACTIVE SM (disabled by another) looks for the master again */
+static int control_sm_enable(void *ctx, const char *who)
+{
+	struct loop *lp = ctx;
+	int r = sm_enable(lp->smd, who);
+
+	if (r == 0)
+		sm_sync(lp);
+	return r;
+}
+
+static const struct control_ops control_ops = {
+	.resweep = control_resweep,
+	.sm_enable = control_sm_enable,
+};
+
+/* Changes traps reported inside their sources' hold-off: a sweep when it ends */
+static void arm_trap_due(struct loop *lp)
+{
+	uint64_t due = trap_due(lp->smd->trapt), now = txn_now_us();
+
+	if (due && sweeping_state(lp->smd))
+		arm_timer(lp, due > now ? due - now : 0);
+}
 
 static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -544,6 +549,7 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		arm_timer(lp, 100000);	/* a trap came in during the sweep */
 	else if (lp->smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
+	arm_trap_due(lp);
 	sm_sync(lp);
 	return 0;
 }
@@ -573,6 +579,7 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	sm_sync(lp);
 	if (lp->smd->resweep && sweeping_state(lp->smd))
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
+	arm_trap_due(lp);
 	return 0;
 }
 
@@ -636,11 +643,18 @@ static void reload_config(struct smd *smd)
 	smd->cfg.sm_poll_interval = c.sm_poll_interval;
 	smd->cfg.sm_poll_retries = c.sm_poll_retries;
 	smd->cfg.sweep_interval = c.sweep_interval;
+	if (c.sm_key != smd->cfg.sm_key)
+		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	smd->cfg.sm_key = c.sm_key;
+	smd->cfg.trap_flood_action = c.trap_flood_action;
+	memcpy(smd->cfg.control_group, c.control_group, sizeof(c.control_group));
 	smd->cfg.log_level = c.log_level;
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
+	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
+	smd->sa_env.trusted_key = c.sm_key;
 	if (c.ipoib != smd->cfg.ipoib || c.ipoib_mtu != smd->cfg.ipoib_mtu ||
 	    c.ipoib_rate != smd->cfg.ipoib_rate || c.ipoib_sl != smd->cfg.ipoib_sl)
 		log_warn("SIGHUP: the IPoIB broadcast group's settings apply after a restart "
@@ -698,6 +712,9 @@ static int run_daemon(struct smd *smd)
 	int r;
 
 	smd->stats.started = time(NULL);
+	if (!smd->cfg.sm_key)
+		log_warn("no sm_key in the configuration: any host that opens issm can make this "
+			 "SM standby or NOT-ACTIVE and take the subnet over (smd.conf(5), sm_key)");
 	r = sd_event_default(&lp.ev);
 	if (r < 0)
 		return r;
@@ -916,12 +933,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
+	r = trap_table_new(&smd.trapt);
+	if (r < 0) {
+		log_error("cannot set up trap handling: %s", strerror(-r));
+		goto out;
+	}
 	smd.sa_env = (struct sa_env){
 		.sm_guid = pa->port_guid, .sm_priority = (uint8_t)smd.cfg.sm_priority,
 		.subnet_prefix = smd.cfg.subnet_prefix,
 		.packet_life_time = smd.cfg.packet_life_time,
 		.send = sa_send, .read_sl2vl = sa_read_sl2vl, .ctx = &smd,
-		.vlarb = &smd.vlarb[0][0],
+		.vlarb = &smd.vlarb[0][0], .trusted_key = smd.cfg.sm_key,
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {
@@ -953,6 +975,7 @@ int main(int argc, char **argv)
 		rc = r < 0 ? EXIT_FAILURE : 0;
 	}
 out:
+	trap_table_free(smd.trapt);
 	sa_free(smd.sa);
 	mcast_fini(&smd);
 	route_result_free(smd.routes);

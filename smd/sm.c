@@ -53,8 +53,26 @@ static uint64_t own_guid(const struct smd *smd)
 /* One SMInfo Get in flight: the answer lands in *peer */
 struct sm_query {
 	struct sm_peer peer;
+	uint64_t key;			/* this SM's sm_key when it was sent */
+	uint64_t me;			/* this SM's port GUID */
 	bool answered;
 };
+
+/*
+ * This SM's SMInfo for port GUID to: as a request (answer false) or an
+ * answer; SM_Key holds the value for that pair (sm_auth), or 0 when there
+ * is no key or the requester did not show one (to 0)
+ */
+static struct sm_info own_info(const struct smd *smd, bool answer, uint64_t to)
+{
+	uint64_t key = smd->cfg.sm_key, me = own_guid(smd);
+
+	return (struct sm_info){
+		.guid = me, .sm_key = key && to ? sm_auth(key, answer, smd->act_count, me, to) : 0,
+		.act_count = smd->act_count, .priority = (uint8_t)smd->cfg.sm_priority,
+		.sm_state = smd->sm_state,
+	};
+}
 
 static void sm_query_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
 {
@@ -63,6 +81,7 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 
 	if (status != 0 || sm_info_decode(resp->data, &si) < 0)
 		return;
+	q->peer.foreign = !sm_auth_ok(q->key, true, si.act_count, si.guid, q->me, si.sm_key);
 	q->peer.guid = si.guid;
 	q->peer.act_count = si.act_count;
 	q->peer.priority = si.priority;
@@ -72,13 +91,13 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 
 static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod)
 {
-	struct sm_info si = {
-		.guid = own_guid(smd), .act_count = smd->act_count,
-		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
-	};
+	/* What only a peer sharing the key can check, for this peer only */
+	struct sm_info si = own_info(smd, false, q->peer.guid);
 	struct smp req;
 	int r;
 
+	q->key = smd->cfg.sm_key;
+	q->me = own_guid(smd);
 	r = smp_init_dr(&req, method, SMP_ATTR_SM_INFO, amod, &q->peer.path);
 	if (r < 0)
 		return r;
@@ -121,7 +140,7 @@ static bool hand_over(struct smd *smd, const struct sm_peer *to)
 	r = sm_query_submit(smd, &q, MAD_METHOD_SET, SM_AM_HANDOVER);
 	if (r == 0)
 		r = txn_run(smd->txn);
-	if (r < 0 || !q.answered || q.peer.guid != to->guid) {
+	if (r < 0 || !q.answered || q.peer.guid != to->guid || q.peer.foreign) {
 		log_warn("handover to SM 0x%016" PRIx64 " not answered%s; staying master", to->guid,
 			 r < 0 ? " (send failed)" : "");
 		return false;
@@ -194,7 +213,12 @@ sent:
 			continue;
 		}
 		old = peer_find(smd, p->guid);
-		if (!old || old->state != p->state || old->priority != p->priority)
+		if (p->foreign && (!old || !old->foreign))
+			log_warn("SM 0x%016" PRIx64 " (priority %u, %s) answers with another "
+				 "SM_Key: it takes no part in the election", p->guid, p->priority,
+				 sm_state_name(p->state));
+		else if (!p->foreign && (!old || old->state != p->state ||
+					 old->priority != p->priority || old->foreign))
 			log_notice("SM 0x%016" PRIx64 " (priority %u) is %s", p->guid, p->priority,
 				   sm_state_name(p->state));
 		peers[np++] = *p;
@@ -214,7 +238,7 @@ sent:
 	for (i = 0; i < smd->npeers; i++) {
 		const struct sm_peer *p = &smd->peers[i];
 
-		if (p->state == SM_NOT_ACTIVE)
+		if (p->state == SM_NOT_ACTIVE || p->foreign)
 			continue;
 		if (p->state == SM_MASTER &&
 		    (!master || sm_outranks(p->priority, p->guid, master->priority, master->guid)))
@@ -242,7 +266,8 @@ sent:
 		}
 	}
 	if (r == 0 && smd->sm_state != SM_MASTER)
-		sm_set_state(smd, SM_MASTER, smd->npeers ? "no other SM outranks this one" :
+		sm_set_state(smd, SM_MASTER, best ? "no other SM outranks this one" :
+			     smd->npeers ? "no other SM with this SM_Key on the subnet" :
 			     "no other SM on the subnet");
 out:
 	free(q);
@@ -259,7 +284,7 @@ int sm_poll_master(struct smd *smd)
 	if (r == 0)
 		r = txn_run(smd->txn);
 	if (r == 0 && q.answered && q.peer.guid == smd->master.guid &&
-	    q.peer.state == SM_MASTER) {
+	    q.peer.state == SM_MASTER && !q.peer.foreign) {
 		if (smd->poll_misses)
 			log_info("master SM 0x%016" PRIx64 " answers again", q.peer.guid);
 		smd->poll_misses = 0;
@@ -268,6 +293,7 @@ int sm_poll_master(struct smd *smd)
 	}
 	why = !q.answered ? "did not answer" :
 	      q.peer.guid != smd->master.guid ? "is not there (another SM answered)" :
+	      q.peer.foreign ? "answers with another SM_Key" :
 	      "is no longer master";
 	smd->poll_misses++;
 	log_warn("master SM 0x%016" PRIx64 " %s (%u of %u polls missed)", smd->master.guid, why,
@@ -286,10 +312,7 @@ static void ack_cb(void *arg, int status, const struct smp *req, const struct sm
 /* IBA 14.4.1: the new master acknowledges a handover to the old one */
 static void send_ack(struct smd *smd, const struct sm_peer *to)
 {
-	struct sm_info si = {
-		.guid = own_guid(smd), .act_count = smd->act_count,
-		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
-	};
+	struct sm_info si = own_info(smd, false, to->guid);
 	struct smp req;
 
 	if (smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_SM_INFO, SM_AM_ACKNOWLEDGE, &to->path) < 0)
@@ -298,15 +321,59 @@ static void send_ack(struct smd *smd, const struct sm_peer *to)
 	txn_submit(smd->txn, &req, 0, ack_cb, NULL);
 }
 
+static const char *am_name(uint32_t amod)
+{
+	static const char *const names[] = {
+		[SM_AM_HANDOVER] = "HANDOVER", [SM_AM_ACKNOWLEDGE] = "ACKNOWLEDGE",
+		[SM_AM_DISABLE] = "DISABLE", [SM_AM_STANDBY] = "STANDBY",
+		[SM_AM_DISCOVER] = "DISCOVER",
+	};
+
+	return amod < sizeof(names) / sizeof(names[0]) && names[amod] ? names[amod] : "unknown";
+}
+
+/*
+ * A Set not obeyed: counted, and logged at most every 10 s (with how many
+ * since) so that a flood of them cannot flood the journal too
+ */
+static void sm_refused(struct smd *smd, uint32_t amod, const struct sm_info *from,
+		       const struct mad_addr *src, const char *why)
+{
+	uint64_t now = txn_now_us();
+
+	smd->sminfo_refused++;
+	if (smd->sminfo_refused_when && now - smd->sminfo_refused_when < 10000000u)
+		return;
+	log_warn("SMInfo Set(%s) from SM 0x%016" PRIx64 " (%s, LID %u) not obeyed: %s (%" PRIu64
+		 " refused since the last report)", am_name(amod), from->guid,
+		 sm_state_name((enum sm_state)(from->sm_state & 3)), src->slid, why,
+		 smd->sminfo_refused - smd->sminfo_refused_logged);
+	smd->sminfo_refused_logged = smd->sminfo_refused;
+	smd->sminfo_refused_when = now;
+}
+
 /* SMInfo Set from another SM (IBA 14.4.1, table 181): the state to move to */
-static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info *from)
+static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info *from,
+			   const struct mad_addr *src)
 {
 	char why[128];
+	int to;
 
+	if (!sm_auth_ok(smd->cfg.sm_key, false, from->act_count, from->guid, own_guid(smd),
+			from->sm_key)) {
+		sm_refused(smd, amod, from, src, "wrong SM_Key");
+		return MAD_STATUS_INVALID_FIELD;
+	}
+	to = sm_set_transition(smd->sm_state, from->sm_state, amod);
+	if (to < 0) {
+		snprintf(why, sizeof(why), "not allowed from a %s SM to a %s one",
+			 sm_state_name((enum sm_state)(from->sm_state & 3)),
+			 sm_state_name(smd->sm_state));
+		sm_refused(smd, amod, from, src, why);
+		return MAD_STATUS_INVALID_FIELD;
+	}
 	switch (amod) {
 	case SM_AM_HANDOVER:
-		if (smd->sm_state != SM_STANDBY && smd->sm_state != SM_DISCOVERING)
-			return 0;
 		snprintf(why, sizeof(why), "SM 0x%016" PRIx64 " handed mastership over",
 			 from->guid);
 		sm_set_state(smd, SM_MASTER, why);
@@ -316,28 +383,36 @@ static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info 
 		else
 			log_info("handover from SM 0x%016" PRIx64 ", which this SM cannot reach "
 				 "to acknowledge", from->guid);
-		return 0;
+		break;
 	case SM_AM_ACKNOWLEDGE:
 		log_info("SM 0x%016" PRIx64 " acknowledged the handover", from->guid);
-		return 0;
+		break;
 	case SM_AM_DISABLE:
-		if (smd->sm_state == SM_MASTER)
-			return 0;	/* a master is not disabled by its peers */
-		snprintf(why, sizeof(why), "disabled by SM 0x%016" PRIx64, from->guid);
+		snprintf(why, sizeof(why), "disabled by SM 0x%016" PRIx64 " (LID %u)", from->guid,
+			 src->slid);
 		sm_set_state(smd, SM_NOT_ACTIVE, why);
-		return 0;
+		break;
 	case SM_AM_STANDBY:
 	case SM_AM_DISCOVER:
 		/* NOT-ACTIVE wakes up; discovery then finds the master to poll */
-		if (smd->sm_state != SM_NOT_ACTIVE)
-			return 0;
 		snprintf(why, sizeof(why), "woken by SM 0x%016" PRIx64, from->guid);
 		sm_set_state(smd, SM_DISCOVERING, why);
 		smd->resweep = true;
-		return 0;
-	default:
-		return MAD_STATUS_INVALID_FIELD;
+		break;
 	}
+	return 0;
+}
+
+int sm_enable(struct smd *smd, const char *who)
+{
+	char why[128];
+
+	if (smd->sm_state != SM_NOT_ACTIVE)
+		return -EALREADY;
+	snprintf(why, sizeof(why), "enabled by %s", who);
+	sm_set_state(smd, SM_DISCOVERING, why);
+	smd->resweep = true;
+	return 0;
 }
 
 /*
@@ -354,6 +429,7 @@ static void sm_polled_by(struct smd *smd, const struct sm_info *si)
 
 	if (smd->sm_state != SM_MASTER || !si->guid || si->guid == me ||
 	    si->sm_state != SM_STANDBY ||
+	    !sm_auth_ok(smd->cfg.sm_key, false, si->act_count, si->guid, me, si->sm_key) ||
 	    !sm_outranks(si->priority, si->guid, (uint8_t)smd->cfg.sm_priority, me))
 		return;
 	known = peer_find(smd, si->guid);
@@ -373,7 +449,7 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 	uint16_t status = 0;
 	struct smp smp;
 	uint8_t hop_ptr;
-	bool dr;
+	bool dr, shown;
 	int r;
 
 	if (smp_decode(mad, len, &smp) < 0)
@@ -385,17 +461,16 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		if (sm_info_decode(smp.data, &si) < 0)
 			status = MAD_STATUS_INVALID_FIELD;
 		else
-			status = sm_control(smd, smp.hdr.attr_mod, &si);
+			status = sm_control(smd, smp.hdr.attr_mod, &si, from);
 	} else if (smp.hdr.method != MAD_METHOD_GET) {
 		status = MAD_STATUS_METHOD_UNSUPP;
 	} else if (sm_info_decode(smp.data, &si) == 0) {
 		sm_polled_by(smd, &si);
 	}
 	/* The answer carries this SM's SMInfo, in its state after the request */
-	si = (struct sm_info){
-		.guid = own_guid(smd), .act_count = smd->act_count,
-		.priority = (uint8_t)smd->cfg.sm_priority, .sm_state = smd->sm_state,
-	};
+	shown = smd->cfg.sm_key && si.guid &&
+		sm_auth_ok(smd->cfg.sm_key, false, si.act_count, si.guid, own_guid(smd), si.sm_key);
+	si = own_info(smd, true, shown ? si.guid : 0);
 	hop_ptr = smp.hdr.hop_ptr;
 	smp_make_response(&smp, status);
 	/*

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "smd/siphash.h"
+
 /* The values are SMInfo.SMState on the wire (IBA 14.2.5.13) */
 enum sm_state {
 	SM_NOT_ACTIVE = 0,
@@ -49,6 +51,72 @@ static inline bool sm_outranks(uint8_t prio_a, uint64_t guid_a, uint8_t prio_b, 
 #define SM_AM_STANDBY		4
 #define SM_AM_DISCOVER		5
 
+/*
+ * IBA 14.4.1 (table 181, figure 212): what an SMInfo Set with modifier
+ * amod, sent by an SM in state sender, does to an SM in state me. Every
+ * one of them comes from a master: HANDOVER makes a standby master,
+ * ACKNOWLEDGE tells the old master the new one took over (no change),
+ * DISABLE silences a standby (or a discovering SM), STANDBY and DISCOVER
+ * wake a NOT-ACTIVE SM (smd goes DISCOVERING: its election then finds the
+ * master to poll). Returns the new state, or -1 when the Set is not to be
+ * obeyed (unknown modifier, a sender that is not master, or a state the
+ * transition does not start from).
+ */
+static inline int sm_set_transition(enum sm_state me, uint8_t sender, uint32_t amod)
+{
+	if (sender != SM_MASTER)
+		return -1;
+	switch (amod) {
+	case SM_AM_HANDOVER:
+		return me == SM_STANDBY || me == SM_DISCOVERING ? SM_MASTER : -1;
+	case SM_AM_ACKNOWLEDGE:
+		return me == SM_STANDBY || me == SM_MASTER ? (int)me : -1;
+	case SM_AM_DISABLE:
+		return me == SM_STANDBY || me == SM_DISCOVERING ? SM_NOT_ACTIVE : -1;
+	case SM_AM_STANDBY:
+	case SM_AM_DISCOVER:
+		return me == SM_NOT_ACTIVE ? SM_DISCOVERING : -1;
+	}
+	return -1;
+}
+
+/*
+ * The SM_Key field between SMs that share sm_key K (not 0). IBA 14.2.5.13
+ * carries SM_Key as it is and has the requester show it first, so every
+ * host that opened issm and was asked for its SMInfo would learn it and
+ * could then pose as a peer. smd sends K to nobody: a request from port
+ * GUID a to port GUID b carries SipHash-2-4 keyed with K over 'q', the
+ * sender's ActCount, a and b; the answer 'r', the answerer's ActCount, b
+ * and a. A value holds for one direction between one pair of ports: the
+ * only ones a rogue ever receives are addressed to itself and let it
+ * answer or ask no one. Only an SM that shows such a value is a peer: its
+ * Sets are obeyed, it takes part in the election, and the answers it gets
+ * carry smd's own value (0 for anyone else). With sm_key, smd therefore
+ * authenticates only with SMs that do the same (other smd).
+ */
+static inline uint64_t sm_auth(uint64_t key, bool answer, uint32_t act_count, uint64_t from,
+			       uint64_t to)
+{
+	uint8_t m[21];
+
+	m[0] = answer ? 'r' : 'q';
+	for (int i = 0; i < 4; i++)
+		m[1 + i] = (uint8_t)(act_count >> (24 - 8 * i));
+	for (int i = 0; i < 8; i++) {
+		m[5 + i] = (uint8_t)(from >> (56 - 8 * i));
+		m[13 + i] = (uint8_t)(to >> (56 - 8 * i));
+	}
+	/* The second key word is fixed: smd's keys are 64 bits */
+	return siphash24(key, UINT64_C(0x736d642d736d6b79), m, sizeof(m));
+}
+
+/* Whether an SMInfo from port GUID from to port GUID to shows key (always without one) */
+static inline bool sm_auth_ok(uint64_t key, bool answer, uint32_t act_count, uint64_t from,
+			      uint64_t to, uint64_t field)
+{
+	return !key || field == sm_auth(key, answer, act_count, from, to);
+}
+
 struct smd;
 struct fabric;
 struct fab_port;
@@ -67,6 +135,8 @@ int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own
  * sm_poll_retries polls in a row: the caller then sweeps to take over.
  */
 int sm_poll_master(struct smd *smd);
+/* smctl sm-enable: a NOT-ACTIVE SM looks for the master again; -EALREADY if not NOT-ACTIVE */
+int sm_enable(struct smd *smd, const char *who);
 /* SMInfo Get and Set addressed to this SM (from txn's unsolicited handler) */
 void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		      const struct mad_addr *from);

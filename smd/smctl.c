@@ -18,6 +18,8 @@ static const struct smctl_cmd commands[] = {
 	  smctl_resweep },
 	{ "check-routes", "[--socket PATH]: the route verifier's verdict on smd's routes",
 	  smctl_check_routes },
+	{ "sm-enable", "[--socket PATH]: a NOT-ACTIVE smd (disabled by another SM) takes part "
+	  "again", smctl_sm_enable },
 	{ "lids", "[--db FILE] [--forget GUID]: every port GUID with the LID smd gave it",
 	  smctl_lids },
 	{ "dump", "[--db FILE] [--format ibnetdiscover|json|dot]: the fabric of the last sweep",

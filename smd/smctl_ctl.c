@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * smctl commands the running daemon answers over its control socket
- * (protocol in smd/control.h): status, resweep, check-routes.
+ * (protocol in smd/control.h): status, resweep, check-routes, sm-enable.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -52,8 +52,8 @@ static int connect_smd(const char *path)
 	else if (e == ECONNREFUSED)
 		fprintf(stderr, "smctl: smd is not running: nobody answers on %s\n", path);
 	else if (e == EACCES || e == EPERM)
-		fprintf(stderr, "smctl: %s: %s (the control socket is for root)\n", path,
-			strerror(e));
+		fprintf(stderr, "smctl: %s: %s (the control socket is for root and "
+			"control_group)\n", path, strerror(e));
 	else if (e == EAGAIN)
 		fprintf(stderr, "smctl: smd on %s is busy, try again\n", path);
 	else
@@ -268,6 +268,22 @@ int smctl_resweep(struct smctl_ctx *ctx, int argc, char **argv)
 	r = has_line(answer, "result: up") ? 0 : 1;
 	free(answer);
 	return r;
+}
+
+int smctl_sm_enable(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 30, r;
+	char *answer;
+
+	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S]", NULL, &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	r = request(ctx->socket, "sm-enable\n", timeout_s, &answer);
+	if (r)
+		return 1;
+	fputs(answer, stdout);
+	free(answer);
+	return 0;
 }
 
 int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv)

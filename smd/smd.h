@@ -20,13 +20,14 @@ struct sweep_result;
 struct light_result;
 struct control;
 struct mcast;
+struct trap_table;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
 	time_t started;			/* wall clock: when the daemon started */
 	unsigned long rounds;		/* sweep timer runs as master: light and/or heavy */
 	uint64_t smps_sent, smps_timed_out, smps_lost;	/* over all heavy sweeps */
-	uint64_t traps;			/* traps received since start */
+	uint64_t traps;			/* traps received since start, whatever they said */
 	time_t last_end;		/* wall clock: when the last heavy sweep ended; 0: none */
 	int last_err;			/* the last heavy sweep's -errno; 0: it completed */
 	struct sweep_result *last;	/* the last heavy sweep (NULL before the first) */
@@ -48,6 +49,7 @@ struct sm_peer {
 	uint32_t act_count;
 	uint8_t priority;
 	uint8_t state;			/* enum sm_state */
+	bool foreign;			/* did not show the SM_Key: not a peer (sm_auth) */
 };
 
 #define SM_PEERS_MAX	32
@@ -70,12 +72,13 @@ struct smd {
 	bool sa_serving;
 	uint16_t sm_lid;
 	uint32_t act_count;		/* SMInfo.ActCount: bumped every sweep */
-	unsigned int traps;		/* traps received since the last sweep */
+	unsigned int traps;		/* traps asking for a heavy sweep since the last one */
 	bool resweep;			/* something changed: sweep again soon */
 	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
 	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */
 	uint64_t light_sweeps, heavy_sweeps;	/* since start */
 	struct control *control;	/* smctl's socket; NULL: none */
+	struct trap_table *trapt;	/* traps: sources, hold-offs, floods (smd/trap.h) */
 	struct smd_stats stats;
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;
@@ -87,6 +90,10 @@ struct smd {
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */
+	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
+	uint64_t sminfo_refused;
+	uint64_t sminfo_refused_logged;	/* the count at the last log line */
+	uint64_t sminfo_refused_when;	/* monotonic us of that line */
 };
 
 #endif

@@ -97,6 +97,7 @@ static void pump_probes(struct sweep *sw)
 			[DISC_NODE_DESC] = SMP_ATTR_NODE_DESC,
 			[DISC_SWITCH_INFO] = SMP_ATTR_SWITCH_INFO,
 			[DISC_PORT_INFO] = SMP_ATTR_PORT_INFO,
+			[DISC_VERIFY] = SMP_ATTR_NODE_INFO,
 		};
 		struct probe_ctx *pc = malloc(sizeof(*pc));
 		struct smp req;
@@ -124,7 +125,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 	dr_path_format(&p->path, path, sizeof(path));
 	if (r == 0) {
 		switch (p->kind) {
-		case DISC_NODE_INFO: {
+		case DISC_NODE_INFO:
+		case DISC_VERIFY: {
 			struct node_info ni;
 
 			r = node_info_decode(resp->data, &ni);
@@ -159,8 +161,17 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 		}
 		if (r == -ENOMEM)
 			sw->err = r;
+		else if (r == -EPROTO)
+			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
+				 req->hdr.attr_id, path, disc_why(sw->disc));
 		else if (r < 0)
-			log_warn("discovery: rejected answer at path %s: %s", path, strerror(-r));
+			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
+				 req->hdr.attr_id, path, strerror(-r));
+	} else if (p->kind == DISC_VERIFY) {
+		log_warn("discovery: the cable from %s to switch 0x%016" PRIx64 " port %u cannot "
+			 "be checked from that switch (path %s, %s); leaving it out",
+			 port_label(p->from, lbl, sizeof(lbl)), p->node->guid, p->port, path,
+			 strerror(-r));
 	} else if (p->kind == DISC_NODE_INFO && p->from) {
 		log_warn("discovery: %s has its link up but its peer does not answer "
 			 "(path %s, %s); leaving it out",
@@ -176,6 +187,38 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 		disc_failed(sw->disc, p, r);
 	free(pc);
 	pump_probes(sw);
+}
+
+/*
+ * A GUID at two places: a copy (or a broken node) could draw the traffic of
+ * the other. Both places are left out of the model until one goes: their
+ * ports are not activated and no LID is routed to them.
+ */
+static void dups_report(struct sweep *sw)
+{
+	const struct disc_stats *ds = disc_stats(sw->disc);
+	const struct disc_dup *dups;
+	struct sweep_result *res = sw->res;
+	unsigned int n;
+	char a[256], b[256];
+
+	dups = disc_dups(sw->disc, &n);
+	for (unsigned int i = 0; i < n; i++) {
+		dr_path_format(&dups[i].first, a, sizeof(a));
+		dr_path_format(&dups[i].again, b, sizeof(b));
+		log_error("discovery: %s GUID 0x%016" PRIx64 " answers at path %s and at path "
+			  "%s: both places are left out until one goes",
+			  dups[i].port_guid ? "port" : "node", dups[i].guid, a, b);
+		if (i < SWEEP_DUPS_MAX)
+			res->dups[res->ndups++] = dups[i];
+	}
+	if (ds->duplicates > n)
+		log_error("discovery: %u more duplicate GUIDs not shown", ds->duplicates - n);
+	res->dup_guids = ds->duplicates;
+	res->left_out = ds->left_out;
+	if (ds->left_out)
+		log_warn("discovery: %u nodes left out of the subnet for duplicate GUIDs",
+			 ds->left_out);
 }
 
 static int phase_discover(struct sweep *sw)
@@ -198,7 +241,12 @@ static int phase_discover(struct sweep *sw)
 		log_error("discovery: the SM's own port does not answer NodeInfo");
 		return -EHOSTUNREACH;
 	}
+	r = disc_finish(sw->disc);
+	if (r < 0)
+		return r;
+	dups_report(sw);
 	sw->res->lost_peers = disc_stats(sw->disc)->lost_peers;
+	sw->res->rejected = disc_stats(sw->disc)->rejected;
 	return 0;
 }
 

@@ -11,7 +11,10 @@
 #include <stdint.h>
 
 #include "smd/smd.h"
+#include "topo/discover.h"
 #include "topo/route.h"
+
+#define SWEEP_DUPS_MAX	16	/* duplicate GUIDs a sweep keeps for smctl status */
 
 struct sweep_result {
 	unsigned int nodes, switches, cas, ports, endports, links, lids;
@@ -37,6 +40,11 @@ struct sweep_result {
 	double seconds, t_discover, t_route, t_program;
 	bool up;
 	bool standby;			/* the election made this SM standby: nothing programmed */
+	unsigned int rejected;		/* discovery answers that broke the rules */
+	unsigned int dup_guids;		/* GUIDs seen at two places (both left out) */
+	unsigned int left_out;		/* nodes taken out of the model for them */
+	unsigned int ndups;		/* of dups[] */
+	struct disc_dup dups[SWEEP_DUPS_MAX];
 };
 
 int sweep_run(struct smd *smd, struct sweep_result *res);

@@ -134,6 +134,65 @@ int fabric_add_node(struct fabric *f, const struct node_info *ni, struct fab_nod
 	return 0;
 }
 
+int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct fab_node *n),
+			void *ctx)
+{
+	size_t gone = 0, k = 0, ks = 0;
+	bool *mark = calloc(f->nnodes ? f->nnodes : 1, sizeof(*mark));
+
+	if (!mark)
+		return -ENOMEM;
+	/* Cut every cable of a node that goes before freeing any */
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		if (!drop(ctx, n))
+			continue;
+		mark[i] = true;
+		gone++;
+		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+
+			if (p->peer && p->peer->peer == p)
+				p->peer->peer = NULL;
+			p->peer = NULL;
+		}
+	}
+	if (!gone) {
+		free(mark);
+		return 0;
+	}
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *n = f->nodes[i];
+
+		if (mark[i]) {
+			free(n->ports);
+			free(n->lft);
+			free(n);
+			continue;
+		}
+		n->idx = (uint32_t)k;
+		f->nodes[k++] = n;
+		if (n->type == NODE_TYPE_SWITCH) {
+			n->sw_idx = (uint32_t)ks;
+			f->switches[ks++] = n;
+		}
+	}
+	f->nnodes = k;
+	f->nswitches = ks;
+	memset(f->by_guid, 0, f->hash_size * sizeof(*f->by_guid));
+	for (size_t i = 0; i < f->nnodes; i++) {
+		size_t h = hash_guid(f->nodes[i]->guid, f->hash_size);
+
+		while (f->by_guid[h])
+			h = (h + 1) & (f->hash_size - 1);
+		f->by_guid[h] = f->nodes[i];
+	}
+	fabric_index_lids(f);
+	free(mark);
+	return (int)gone;
+}
+
 struct fab_port *fabric_port(const struct fab_node *n, unsigned int num)
 {
 	if (!n || num > n->num_ports)
@@ -143,7 +202,8 @@ struct fab_port *fabric_port(const struct fab_node *n, unsigned int num)
 
 int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b)
 {
-	if (!a || !b || a == b)
+	/* Port 0 is a switch's own management port: no cable ends there */
+	if (!a || !b || a == b || a->num == 0 || b->num == 0)
 		return -EINVAL;
 	if (a->peer == b && b->peer == a)
 		return 0;
@@ -166,7 +226,8 @@ bool fabric_is_endport(const struct fab_port *p)
 
 bool fabric_port_linked(const struct fab_port *p)
 {
-	return p->num > 0 && p->peer && p->pi_valid && p->peer->pi_valid &&
+	return p->num > 0 && p->peer && p->peer->peer == p && p->peer->num > 0 &&
+	       p->pi_valid && p->peer->pi_valid &&
 	       p->pi.phys_state == PHYS_STATE_LINKUP &&
 	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
 }

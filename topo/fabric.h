@@ -74,12 +74,22 @@ struct fabric *fabric_free(struct fabric *f);
 struct fab_node *fabric_find(const struct fabric *f, uint64_t guid);
 /* Adds the node described by ni, or -EEXIST with *out set to the known one */
 int fabric_add_node(struct fabric *f, const struct node_info *ni, struct fab_node **out);
-/* Connects two ports; an old link of either end is undone first */
+/* Connects two ports (never a port 0: -EINVAL); an old link of either end is undone first */
 int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b);
+/*
+ * Take the nodes drop() picks out of the model, with their cables (their
+ * peers are left uncabled); the others keep their order. Returns how
+ * many, or -ENOMEM (nothing removed).
+ */
+int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct fab_node *n),
+			void *ctx);
 struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
 /* Endports hold LIDs: switch port 0, and CA/router ports */
 bool fabric_is_endport(const struct fab_port *p);
-/* A cabled port whose link is up at both ends (PhysState LinkUp, known peer) */
+/*
+ * A cabled port whose link is up at both ends (PhysState LinkUp, known
+ * peer that names it back, neither a port 0): symmetric by construction
+ */
 bool fabric_port_linked(const struct fab_port *p);
 /*
  * The directed route SMPs about port p take: the switch's route for any

@@ -70,7 +70,7 @@ const struct route_engine *route_engine_at(unsigned int i);
  * Route f with engine e: fills the LFTs, stats and, when res is not NULL, a
  * new result (free it with route_result_free). opts may be NULL (defaults).
  * -ENOSPC: the engine cannot stay deadlock-free within the VL budget;
- * -ENOMEM; -EINVAL.
+ * -EPROTO: the model is not a consistent graph; -ENOMEM; -EINVAL.
  */
 int route_compute(const struct route_engine *e, struct fabric *f, const struct route_opts *opts,
 		  struct route_stats *st, struct route_result **res);

@@ -99,6 +99,11 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 		const struct fab_port *pp = &f->switches[g->from[a]]->ports[g->port[a]];
 
 		g->rev[a] = g->parc[g->pbase[g->to[a]] + pp->peer->num];
+		/* Every engine takes cables as two arcs: a one-way one is a broken model */
+		if (g->rev[a] == RT_NONE) {
+			rt_graph_free(g);
+			return -EPROTO;
+		}
 	}
 	g->nturns = 0;
 	for (uint32_t s = 0; s < S; s++) {

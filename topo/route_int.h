@@ -127,6 +127,7 @@ static inline size_t rt_turn(const struct rt_graph *g, uint32_t a, uint32_t b)
 	return g->tbase[v] + (size_t)(g->rev[a] - g->off[v]) * rt_deg(g, v) + (b - g->off[v]);
 }
 
+/* -EPROTO when a cable has no way back (a model no engine can route) */
 int rt_graph_build(struct fabric *f, struct rt_graph *g);
 void rt_graph_free(struct rt_graph *g);
 /* Hop distances from every switch to root and the switches in BFS order; returns how many */
@@ -227,6 +228,7 @@ struct rt_updn {
 	struct rt_dag dag;
 };
 
+/* -EPROTO when a BFS does not reach what it must: the graph is not symmetric */
 int rt_updn_init(const struct rt_graph *g, struct rt_updn *u);
 void rt_updn_free(struct rt_updn *u);
 /*

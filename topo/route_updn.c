@@ -121,9 +121,22 @@ int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
 		if (u->root == RT_NONE)
 			u->root = root;
 		n = rt_bfs(g, root, dist, order);
+		/*
+		 * The root must reach its whole component, s included, and no
+		 * switch of another: else the graph is not symmetric and the
+		 * order would be partial. An error, never a guess.
+		 */
+		if (n != nc || dist[s] == RT_INF) {
+			r = -EPROTO;
+			goto out;
+		}
 		for (uint32_t i = 0; i < n; i++) {
 			uint32_t t = order[i];
 
+			if (keys[t].comp != RT_INF) {
+				r = -EPROTO;
+				goto out;
+			}
 			keys[t].comp = comp;
 			keys[t].dist = dist[t];
 			keys[t].guid = g->f->switches[t]->guid;

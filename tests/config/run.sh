@@ -5,12 +5,25 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SMD=${SMD:-$here/../../smd/smd}
+umask 077
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0
 fail=0
-for conf in "$here"/good-*.conf; do
-	name=$(basename "$conf" .conf)
+# Each file is tested as a copy of mode 0600 (a file with sm_key must not
+# be readable by others, whatever the checkout's umask made it), but
+# bad-*-mode.conf, which is 0644 on purpose
+copy() {
+	cp "$1" "$tmp/$(basename "$1")"
+	case $1 in
+	*-mode.conf) chmod 644 "$tmp/$(basename "$1")" ;;
+	*) chmod 600 "$tmp/$(basename "$1")" ;;
+	esac
+	echo "$tmp/$(basename "$1")"
+}
+for orig in "$here"/good-*.conf; do
+	name=$(basename "$orig" .conf)
+	conf=$(copy "$orig")
 	if "$SMD" -nv -c "$conf" >"$tmp/out" 2>"$tmp/err" && diff -u "$here/$name.ok" "$tmp/out" &&
 	   "$SMD" -nv -c "$tmp/out" >"$tmp/again" && cmp -s "$tmp/out" "$tmp/again"; then
 		pass=$((pass + 1))
@@ -19,11 +32,12 @@ for conf in "$here"/good-*.conf; do
 		fail=$((fail + 1))
 	fi
 done
-for conf in "$here"/bad-*.conf; do
-	name=$(basename "$conf" .conf)
+for orig in "$here"/bad-*.conf; do
+	name=$(basename "$orig" .conf)
+	conf=$(copy "$orig")
 	"$SMD" -n -c "$conf" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	want=$(sed "s|@FILE@|$conf|" "$here/$name.err")
+	want=$(sed "s|@FILE@|$conf|g" "$here/$name.err")
 	if [ "$rc" -eq 2 ] && [ "$(cat "$tmp/err")" = "$want" ]; then
 		pass=$((pass + 1))
 	else

@@ -106,7 +106,9 @@ mc_sm_start() {
 	mkdir -p "$d"
 	case $MC_SM in
 	smd)
-		printf 'sweep_interval = 0\n' >"$d/smd.conf"
+		# The SA trusts queries carrying the subnet's SM_Key (members shown)
+		printf 'sweep_interval = 0\nsm_key = %s\n' "$MC_SMKEY" >"$d/smd.conf"
+		chmod 600 "$d/smd.conf"
 		(cd "$d" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$d" \
 			"$SMD" --config "$d/smd.conf" --db "$d/smd.db" >"$d/out" 2>&1) &
 		;;

@@ -45,7 +45,7 @@ check test "$(grep -Ec '@[a-z_]+@' "$unit")" -eq 0
 for key in Type=notify WatchdogSec=60 StateDirectory=smd RuntimeDirectory=smd \
 	   'ExecReload=/bin/kill -HUP $MAINPID' ProtectSystem=strict DevicePolicy=closed \
 	   'DeviceAllow=char-infiniband_mad rw' CapabilityBoundingSet= NoNewPrivileges=yes \
-	   RestrictAddressFamilies=AF_UNIX SystemCallFilter=@system-service; do
+	   RestrictAddressFamilies=AF_UNIX SystemCallFilter=@system-service MemoryMax=2G; do
 	check grep -qxF "$key" "$unit"
 done
 # systemd-analyze security, offline: 0 is a perfect sandbox, 10 none

@@ -209,18 +209,34 @@ static int ff_walk(const struct fakefab *ff, const struct dr_path *path, uint8_t
 	return cur;
 }
 
+static int ff_truth(const struct fakefab *ff, const struct disc_probe *p, int idx, uint8_t in,
+		    struct node_info *ni, struct node_desc *nd, struct switch_info *si,
+		    struct port_info *pi);
+
 int ff_answer(const struct fakefab *ff, const struct disc_probe *p, struct node_info *ni,
 	      struct node_desc *nd, struct switch_info *si, struct port_info *pi)
 {
+	struct ff_answers a = { ni, nd, si, pi };
 	uint8_t in;
-	int idx = ff_walk(ff, &p->path, &in);
-	const struct ff_node *n;
+	int idx = ff_walk(ff, &p->path, &in), r;
 
 	if (idx < 0)
 		return -ETIMEDOUT;
-	n = &ff->nodes[idx];
+	r = ff_truth(ff, p, idx, in, ni, nd, si, pi);
+	if (r == 0 && ff->tamper)
+		r = ff->tamper(ff->tamper_ctx, p, idx, in, &a);
+	return r;
+}
+
+static int ff_truth(const struct fakefab *ff, const struct disc_probe *p, int idx, uint8_t in,
+		    struct node_info *ni, struct node_desc *nd, struct switch_info *si,
+		    struct port_info *pi)
+{
+	const struct ff_node *n = &ff->nodes[idx];
+
 	switch (p->kind) {
 	case DISC_NODE_INFO:
+	case DISC_VERIFY:
 		memset(ni, 0, sizeof(*ni));
 		ni->base_version = 1;
 		ni->class_version = 1;
@@ -291,11 +307,21 @@ int ff_discover(const struct fakefab *ff, struct fabric *f, struct disc_stats *s
 			continue;
 		}
 		switch (p.kind) {
-		case DISC_NODE_INFO: r = disc_node_info(d, &p, &ni); break;
+		case DISC_NODE_INFO:
+		case DISC_VERIFY: r = disc_node_info(d, &p, &ni); break;
 		case DISC_NODE_DESC: r = disc_node_desc(d, &p, &nd); break;
 		case DISC_SWITCH_INFO: r = disc_switch_info(d, &p, &si); break;
 		case DISC_PORT_INFO: r = disc_port_info(d, &p, &pi); break;
 		}
+		/* As smd/sweep.c: a rejected answer is a failed probe, only ENOMEM stops */
+		if (r < 0 && r != -ENOMEM) {
+			disc_failed(d, &p, r);
+			r = 0;
+		}
+	}
+	if (r == 0) {
+		r = disc_finish(d);
+		r = r < 0 ? r : 0;
 	}
 	if (st)
 		*st = *disc_stats(d);

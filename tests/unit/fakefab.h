@@ -25,11 +25,28 @@ struct ff_node {
 	bool dead;			/* never answers */
 };
 
+/*
+ * A node that lies: called with every answer ff_answer built (node idx, the
+ * port the probe entered by); it may change the answer, or return -errno to
+ * drop it. Tests of hostile or buggy firmware use it.
+ */
+struct ff_answers {
+	struct node_info *ni;
+	struct node_desc *nd;
+	struct switch_info *si;
+	struct port_info *pi;
+};
+
+typedef int (*ff_tamper_fn)(void *ctx, const struct disc_probe *p, int idx, uint8_t in_port,
+			    struct ff_answers *a);
+
 struct fakefab {
 	struct ff_node *nodes;
 	int n, cap;
 	int sm_node;
 	uint8_t sm_port;
+	ff_tamper_fn tamper;		/* NULL: every node tells the truth */
+	void *tamper_ctx;
 };
 
 /* Parse topology text; 0 or -EINVAL (with a message on stderr) */
@@ -44,7 +61,10 @@ int ff_find(const struct fakefab *ff, const char *name);
  */
 int ff_answer(const struct fakefab *ff, const struct disc_probe *p, struct node_info *ni,
 	      struct node_desc *nd, struct switch_info *si, struct port_info *pi);
-/* Run a whole discovery of ff into f */
+/*
+ * Run a whole discovery of ff into f, as smd does: a rejected answer counts
+ * as a failed probe (st->failed, st->rejected) and discovery goes on.
+ */
 int ff_discover(const struct fakefab *ff, struct fabric *f, struct disc_stats *st);
 
 #endif

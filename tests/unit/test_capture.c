@@ -648,12 +648,12 @@ static void test_errors(void)
 	bool ib;
 	FILE *fp;
 
-	/* No directory; a device that refuses writes */
+	/* No directory; a device is not a capture file */
 	path_in_tmp(path, sizeof(path), "no/such/dir.pcap");
 	CHECK_EQ(capture_open(&cfg, &c), -ENOENT);
 	if (access("/dev/full", W_OK) == 0) {
 		snprintf(path, sizeof(path), "/dev/full");
-		CHECK_EQ(capture_open(&cfg, &c), -ENOSPC);
+		CHECK_EQ(capture_open(&cfg, &c), -EINVAL);
 	}
 	cfg.path = "";
 	CHECK_EQ(capture_open(&cfg, &c), -EINVAL);
@@ -683,6 +683,42 @@ static void test_errors(void)
 	capture_reader_close(r);
 }
 
+/*
+ * Issue 12: the capture holds every MAD, keys included. Never written
+ * through a symlink someone planted, never into a FIFO (which would block
+ * the open), always mode 0600, even over a file that was there before.
+ */
+static void test_file_safety(void)
+{
+	char path[256], target[256];
+	struct capture_cfg cfg = { .path = path };
+	struct capture *c = NULL;
+	struct stat sb;
+	FILE *fp;
+
+	path_in_tmp(target, sizeof(target), "victim");
+	fp = fopen(target, "w");
+	fputs("precious", fp);
+	fclose(fp);
+	path_in_tmp(path, sizeof(path), "link.pcap");
+	CHECK_EQ(symlink(target, path), 0);
+	CHECK_EQ(capture_open(&cfg, &c), -ELOOP);
+	CHECK_EQ(stat(target, &sb), 0);
+	CHECK_EQ(sb.st_size, 8);
+	path_in_tmp(path, sizeof(path), "fifo.pcap");
+	CHECK_EQ(mkfifo(path, 0644), 0);
+	/* No reader: refused at once (ENXIO); with one it would be "not a file" */
+	CHECK_EQ(capture_open(&cfg, &c), -ENXIO);
+	path_in_tmp(path, sizeof(path), "old.pcap");
+	fp = fopen(path, "w");
+	fclose(fp);
+	CHECK_EQ(chmod(path, 0644), 0);
+	CHECK_EQ(capture_open(&cfg, &c), 0);
+	CHECK_EQ(stat(path, &sb), 0);
+	CHECK_EQ(sb.st_mode & 07777, 0600);
+	CHECK_EQ(capture_close(c), 0);
+}
+
 static void cleanup(void)
 {
 	char cmd[128];
@@ -710,6 +746,7 @@ int main(void)
 	RUN(test_filter);
 	RUN(test_rotation);
 	RUN(test_errors);
+	RUN(test_file_safety);
 	cleanup();
 	return unit_report();
 }

@@ -45,9 +45,85 @@ static void test_names(void)
 	CHECK(!strcmp(sm_state_name((enum sm_state)9), "UNKNOWN"));
 }
 
+/* IBA 14.4.1, table 181: who may move an SM where with an SMInfo Set */
+static void test_set_transition(void)
+{
+	static const enum sm_state all[] = { SM_NOT_ACTIVE, SM_DISCOVERING, SM_STANDBY, SM_MASTER };
+
+	/* Only a master sends them: from any other state nothing is obeyed */
+	for (size_t i = 0; i < 4; i++)
+		for (size_t j = 0; j < 3; j++)
+			for (uint32_t am = 0; am <= 6; am++)
+				CHECK_EQ(sm_set_transition(all[i], all[j], am), -1);
+	/* HANDOVER: a standby (or discovering) SM becomes master; never a master again */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_HANDOVER), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_DISCOVERING, SM_MASTER, SM_AM_HANDOVER), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_HANDOVER), -1);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_HANDOVER), -1);
+	/* ACKNOWLEDGE moves nothing */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_ACKNOWLEDGE), SM_STANDBY);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_ACKNOWLEDGE), SM_MASTER);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_ACKNOWLEDGE), -1);
+	/* DISABLE silences a standby or discovering SM, never a master */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, SM_AM_DISABLE), SM_NOT_ACTIVE);
+	CHECK_EQ(sm_set_transition(SM_DISCOVERING, SM_MASTER, SM_AM_DISABLE), SM_NOT_ACTIVE);
+	CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, SM_AM_DISABLE), -1);
+	CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, SM_AM_DISABLE), -1);
+	/* STANDBY and DISCOVER wake a NOT-ACTIVE SM only */
+	for (uint32_t am = SM_AM_STANDBY; am <= SM_AM_DISCOVER; am++) {
+		CHECK_EQ(sm_set_transition(SM_NOT_ACTIVE, SM_MASTER, am), SM_DISCOVERING);
+		CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, am), -1);
+		CHECK_EQ(sm_set_transition(SM_MASTER, SM_MASTER, am), -1);
+	}
+	/* Unknown modifiers (sminfo -s sends 0) */
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 0), -1);
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 6), -1);
+	CHECK_EQ(sm_set_transition(SM_STANDBY, SM_MASTER, 0xffffffffu), -1);
+}
+
+/* The paper's test vector: key 00..0f, message 00..0e (15 bytes) */
+static void test_siphash(void)
+{
+	uint8_t m[64];
+
+	for (int i = 0; i < 64; i++)
+		m[i] = (uint8_t)i;
+	CHECK(siphash24(UINT64_C(0x0706050403020100), UINT64_C(0x0f0e0d0c0b0a0908), m, 15) ==
+	      UINT64_C(0xa129ca6149be45e5));
+	/* Every length works and differs, block boundaries included */
+	for (size_t n = 0; n < 63; n++)
+		CHECK(siphash24(1, 2, m, n) != siphash24(1, 2, m, n + 1));
+}
+
+static void test_auth(void)
+{
+	const uint64_t k = 0x5ec12e7000c0ffeeULL, a = 0x0002c90300000005ULL;
+	const uint64_t b = 0x0002c9030000000dULL;
+	uint64_t q = sm_auth(k, false, 7, a, b);
+
+	/* No key: anything goes, and nothing is checked */
+	CHECK(sm_auth_ok(0, false, 7, a, b, 0));
+	CHECK(sm_auth_ok(0, true, 7, a, b, 0x1234));
+	/* The value is not the key, and binds key, direction, ActCount and both ports */
+	CHECK(q != k && q != 0);
+	CHECK(sm_auth_ok(k, false, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, false, 7, a, b, k));
+	CHECK(!sm_auth_ok(k, false, 7, a, b, 0));
+	CHECK(!sm_auth_ok(k ^ 1, false, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, true, 7, a, b, q));
+	CHECK(!sm_auth_ok(k, false, 8, a, b, q));
+	/* What a rogue b receives from a cannot be used as b's own request to a */
+	CHECK(!sm_auth_ok(k, false, 7, b, a, q));
+	CHECK(!sm_auth_ok(k, true, 7, b, a, q));
+	CHECK(sm_auth(k, true, 7, b, a) != q);
+}
+
 int main(void)
 {
 	RUN(test_outranks);
 	RUN(test_names);
+	RUN(test_set_transition);
+	RUN(test_siphash);
+	RUN(test_auth);
 	return unit_report();
 }

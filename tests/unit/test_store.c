@@ -261,6 +261,8 @@ static void test_open_migrate(void)
 	CHECK(s != NULL);
 	CHECK(file_exists(db));
 	CHECK_EQ(strlen(store_errmsg(s)), 0);
+	/* Issue 12: SQLite's defensive mode, the schema not trusted to run code */
+	CHECK(store_defensive(s));
 	CHECK_EQ(sql_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
 			 " AND name IN ('port_lid', 'sweep')"), 2);
@@ -279,6 +281,7 @@ static void test_open_migrate(void)
 	store_close(s);
 	/* and so does a read-only open */
 	CHECK_EQ(store_open(db, 1, &s), 0);
+	CHECK(store_defensive(s));
 	CHECK_EQ(store_last_sweep(s, &sw), -ENOENT);
 	store_close(s);
 
