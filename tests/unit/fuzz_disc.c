@@ -292,10 +292,12 @@ static void check_model(struct fabric *f, struct tally *t, unsigned long iter)
 
 static unsigned int sent_count;
 
-static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		      uint32_t qpn)
 {
 	(void)ctx;
 	(void)mad;
+	(void)len;
 	(void)dlid;
 	(void)qpn;
 	sent_count++;
