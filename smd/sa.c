@@ -397,6 +397,17 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 		  (uint32_t)x->tid, recs->n, x->nseg);
 	sa->stats.answered++;
 	xfer_pump(sa, x);
+	/*
+	 * One segment, sent: nothing is left to resend (a receiver that lost
+	 * it asks again, with a new request), so its final ACK is not waited
+	 * for. Receivers without RMPP never send one, and saquery-style
+	 * clients asking in bursts would otherwise hold their port's slots.
+	 */
+	if (x->nseg == 1 && x->sent == 1) {
+		xfer_unlink(sa, x);
+		xfer_free(x);
+		sa->stats.rmpp_done++;
+	}
 }
 
 static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
