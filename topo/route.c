@@ -301,7 +301,9 @@ int route_compute(const struct route_engine *e, struct fabric *f, const struct r
 		st->vls_used = rr->vls_used;
 		r = rt_graph_build(f, &g);
 		if (r == 0) {
-			r = rt_post_stats(&g, f, st);
+			r = rt_lt_init(&g, true);
+			if (r == 0)
+				r = rt_post_stats(&g, f, st);
 			rt_graph_free(&g);
 		}
 	}

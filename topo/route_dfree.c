@@ -95,7 +95,7 @@ struct dfree {
 struct df_snap {
 	bool valid;
 	bool too_long;			/* some route longer than the hop limit */
-	uint8_t *lft;			/* [S * lidlen] */
+	uint8_t *lft;			/* [lidlen * S], as g.lt */
 	uint8_t *sl;			/* [S * lidlen] per pair, [lidlen] per LID, or NULL: SL 0 */
 	bool sl_per_dest;
 	unsigned int vls;
@@ -135,8 +135,12 @@ static int df_init(struct dfree *dc, struct fabric *f)
 
 	memset(dc, 0, sizeof(*dc));
 	r = rt_graph_build(f, &dc->g);
-	if (r < 0)
+	if (r == 0)
+		r = rt_lt_init(&dc->g, false);
+	if (r < 0) {
+		rt_graph_free(&dc->g);
 		return r;
+	}
 	dc->f = f;
 	S = dc->S = dc->g.nsw;
 	dc->lidlen = (uint32_t)f->max_lid + 1;
@@ -287,8 +291,7 @@ static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 static void df_reset(struct dfree *dc)
 {
 	rt_loads_reset(&dc->l);
-	for (uint32_t s = 0; s < dc->S; s++)
-		memset(dc->f->switches[s]->lft, LFT_PORT_NONE, dc->lidlen);
+	memset(dc->g.lt, LFT_PORT_NONE, (size_t)dc->S * dc->lidlen);
 }
 
 static void load_summary(const struct dfree *dc, uint32_t *max, uint32_t *max_ca,
@@ -338,15 +341,12 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 			bmc = mc;
 			bt = t;
 			best = p;
-			for (uint32_t s = 0; s < dc->S; s++)
-				memcpy(keep + (size_t)s * dc->lidlen, dc->f->switches[s]->lft,
-				       dc->lidlen);
+			memcpy(keep, dc->g.lt, len);
 			rt_loads_copy(&dc->keep, &dc->l);
 		}
 	}
 	if (passes > 1 && best != passes - 1) {
-		for (uint32_t s = 0; s < dc->S; s++)
-			memcpy(dc->f->switches[s]->lft, keep + (size_t)s * dc->lidlen, dc->lidlen);
+		memcpy(dc->g.lt, keep, len);
 		rt_loads_copy(&dc->l, &dc->keep);
 	}
 	free(keep);
@@ -590,8 +590,7 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 		if (!best->lft)
 			return -ENOMEM;
 	}
-	for (uint32_t s = 0; s < dc->S; s++)
-		memcpy(best->lft + (size_t)s * dc->lidlen, dc->f->switches[s]->lft, dc->lidlen);
+	memcpy(best->lft, dc->g.lt, len);
 	free(best->sl);
 	best->sl = NULL;
 	if (sl && vls > 1) {
@@ -615,8 +614,8 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_result *res,
 			 struct route_stats *st)
 {
-	for (uint32_t s = 0; s < dc->S; s++)
-		memcpy(dc->f->switches[s]->lft, sn->lft + (size_t)s * dc->lidlen, dc->lidlen);
+	memcpy(dc->g.lt, sn->lft, (size_t)dc->S * dc->lidlen);
+	rt_lt_flush(&dc->g);
 	res->vls_used = sn->vls;
 	st->method = sn->method;
 	st->escape_lids = sn->escape;
@@ -631,14 +630,20 @@ static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_resu
 	sn->sl = NULL;
 }
 
-/* The most hops between two switches (BFS from each) */
+/*
+ * The most hops between two switches (BFS from each), or DF_HOP_LIMIT when
+ * that is surely more: the eccentricity of one switch bounds the diameter
+ * from above by twice itself, which spares the S BFS on big fat-trees.
+ */
 static uint32_t diameter(struct dfree *dc)
 {
-	uint32_t d = 0;
+	uint32_t d = 0, n;
 
+	n = dc->S ? rt_bfs(&dc->g, 0, dc->depth, dc->order) : 0;
+	if (n == dc->S && (!n || 2 * dc->depth[dc->order[n - 1]] <= DF_HOP_LIMIT))
+		return DF_HOP_LIMIT;
 	for (uint32_t s = 0; s < dc->S; s++) {
-		uint32_t n = rt_bfs(&dc->g, s, dc->depth, dc->order);
-
+		n = rt_bfs(&dc->g, s, dc->depth, dc->order);
 		if (n && dc->depth[dc->order[n - 1]] > d)
 			d = dc->depth[dc->order[n - 1]];
 	}
@@ -697,7 +702,7 @@ static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mod
 		return snap_offer(dc, best, 1, NULL, false, minimal ? "min-hop balanced, acyclic" :
 				  "least-weight balanced, acyclic", 0);
 	}
-	if (!snap_better(best, false, mx, mc, 2, tot))
+	if (V < 2 || !snap_better(best, false, mx, mc, 2, tot))
 		return 0;
 	r = layer_all(dc, V, &used);
 	if (r == -ENOSPC)
@@ -756,7 +761,8 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 		dc.hop_limit = DF_HOP_LIMIT;
 
 	r = cand_updn(&dc, &best, passes);
-	if (r == 0)
+	/* One VL: min-hop routes would have to be acyclic as they are, never so on big fabrics */
+	if (r == 0 && !(big && V == 1))
 		r = cand_layered(&dc, &best, DF_MINIMAL, V, passes, big, &fit);
 	if (r == 0 && !big) {
 		dc.hop_penalty = dc.mean_minimal + 1;
