@@ -309,7 +309,7 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 			uint64_t c = cost[t] + W[a];
 
 			if (spread)
-				c += rt_wflow(l, d, flow[t]);
+				c += RT_SPREAD * rt_wflow(l, d, flow[t]);
 			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
 				best = a;
 				bc = c;
