@@ -202,6 +202,15 @@ int route_sl2vl(const struct route_result *r, const struct fab_node *n, unsigned
 	return 0;
 }
 
+int route_sl2vl_uniform(const struct route_result *r, const struct fab_node *n,
+			uint8_t vl[ROUTE_NUM_SLS])
+{
+	/* The tables depend on the SL alone (route_sl2vl) */
+	int ret = route_sl2vl(r, n, 0, n && n->type == NODE_TYPE_SWITCH ? 0 : 1, vl);
+
+	return ret < 0 ? ret : 1;
+}
+
 /* Statistics every engine gets, from the LFTs it wrote */
 int rt_post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats *st)
 {
