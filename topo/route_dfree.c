@@ -714,6 +714,41 @@ static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mod
 			  "least-weight balanced, layered", 0);
 }
 
+/*
+ * T: dimension order on a grid (torus, mesh, ring, hypercube), 1 VL
+ * (route_grid.c), in every order of up to 3 dimensions, else two. Offered
+ * only if its routes are acyclic (they are by construction).
+ */
+static int cand_grid(struct dfree *dc, struct df_snap *best, unsigned int passes)
+{
+	static const uint32_t perm3[6][3] = {
+		{ 0, 1, 2 }, { 1, 0, 2 }, { 0, 2, 1 }, { 2, 0, 1 }, { 1, 2, 0 }, { 2, 1, 0 },
+	};
+	struct rt_grid gr;
+	uint32_t order[RT_GRID_MAXD];
+	unsigned int norders;
+	bool acyclic;
+	int r = rt_grid_detect(&dc->g, &gr);
+
+	if (r <= 0)
+		return r;
+	r = 0;
+	norders = gr.ndim == 1 ? 1 : gr.ndim == 2 ? 2 : gr.ndim == 3 ? 6 : 2;
+	for (unsigned int o = 0; r == 0 && o < norders; o++) {
+		for (uint32_t k = 0; k < gr.ndim; k++)
+			order[k] = gr.ndim == 3 ? perm3[o][k] : o ? gr.ndim - 1 - k : k;
+		df_reset(dc);
+		r = rt_grid_route(&dc->g, &gr, order, &dc->l, passes, dc->depth, dc->order,
+				  dc->scratch);
+		if (r == 0)
+			r = all_acyclic(dc, &acyclic);
+		if (r == 0 && acyclic)
+			r = snap_offer(dc, best, 1, NULL, false, "dimension-ordered on a grid", 0);
+	}
+	rt_grid_free(&gr);
+	return r;
+}
+
 /* N: Nue-like, V acyclic CDGs, SL per destination */
 static int cand_nue(struct dfree *dc, struct df_snap *best, unsigned int V, unsigned int passes,
 		    bool shuffle)
@@ -761,6 +796,8 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 		dc.hop_limit = DF_HOP_LIMIT;
 
 	r = cand_updn(&dc, &best, passes);
+	if (r == 0)
+		r = cand_grid(&dc, &best, passes);
 	/* One VL: min-hop routes would have to be acyclic as they are, never so on big fabrics */
 	if (r == 0 && !(big && V == 1))
 		r = cand_layered(&dc, &best, DF_MINIMAL, V, passes, big, &fit);

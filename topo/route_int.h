@@ -237,6 +237,37 @@ void rt_cdg_put(struct rt_cdg *c, uint32_t a, uint32_t b);
 /* Whether the turns marked non-zero in used[nturns] form an acyclic CDG */
 bool rt_turns_acyclic(const struct rt_graph *g, const uint8_t *used);
 
+/*
+ * A grid (route_grid.c): the switches as a Cartesian product of paths and
+ * cycles (meshes, tori, rings, hypercubes), with every switch's coordinates.
+ */
+#define RT_GRID_MAXD	12		/* dimensions at most (a 2^12 hypercube) */
+
+struct rt_grid {
+	uint32_t ndim;
+	uint32_t size[RT_GRID_MAXD];	/* switches along each dimension */
+	bool cycle[RT_GRID_MAXD];	/* a cycle (3 or more), else a path (or one cable) */
+	uint32_t *coord;		/* [nsw * RT_GRID_MAXD] coordinates of each switch */
+	uint32_t *at;			/* [nsw] the switch at each mixed-radix index */
+};
+
+/* 1 and gr filled when g's switches form a grid, 0 when not (gr empty), -ENOMEM */
+int rt_grid_detect(const struct rt_graph *g, struct rt_grid *gr);
+void rt_grid_free(struct rt_grid *gr);
+/* Mixed-radix index of coordinates c (dimension 0 fastest), RT_NONE if out of range */
+uint32_t rt_grid_index(const struct rt_grid *gr, const uint32_t *c);
+/*
+ * Dimension-ordered routes over the grid (order[]: a permutation of the
+ * dimensions, the first corrected first), cycles broken once per line and
+ * direction: acyclic on one VL. Every destination of g in turn, balanced
+ * against the loads l (which it adds to), passes - 1 rounds of rip-up and
+ * reroute; writes the trees (rt_tree_write). depth, ord, scratch: nsw each.
+ * 0 or -ENOMEM.
+ */
+int rt_grid_route(const struct rt_graph *g, const struct rt_grid *gr, const uint32_t *order,
+		  struct rt_loads *l, unsigned int passes, uint32_t *depth, uint32_t *ord,
+		  uint32_t *scratch);
+
 /* Engines */
 int route_minhop_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
 int route_updn_compute(struct fabric *f, struct route_result *res, struct route_stats *st);
