@@ -58,6 +58,8 @@
 #define DF_PASSES		3
 /* Above this much work, Nue-like routing tries fewer variants */
 #define DF_NUE_WORK		2000000ull
+/* A candidate this close to the lower bound of the busiest link ends the search (percent) */
+#define DF_CLOSE_PCT		2
 /* Nue-like routing gives up after searching its CDGs this many times arcs x destinations */
 #define DF_NUE_LIMIT		32
 /* ... and is not tried when up/down's busiest link is within this many percent of min-hop's */
@@ -85,6 +87,8 @@ struct dfree {
 	uint32_t max_minimal;		/* their busiest link */
 	uint32_t max_updn;		/* up/down's */
 	uint32_t hop_limit;		/* longer routes only if nothing else will do */
+	bool minimal_done;		/* M was routed (mean_minimal, max_minimal hold) */
+	bool minimal_acyclic;		/* ... and needed no layers */
 	struct rt_updn updn;
 	bool updn_ok;
 	uint8_t *sl;			/* [S * lidlen] SL per (source switch, LID) */
@@ -650,6 +654,58 @@ static uint32_t diameter(struct dfree *dc)
 	return d;
 }
 
+/*
+ * A lower bound of the busiest link of any routing (routes of CA sources
+ * toward every LID): the routes leaving a switch's CA ports for LIDs
+ * elsewhere share its links, so do those entering it for its LIDs, and the
+ * busiest link carries at least the mean load of min-hop routes. 0 when the
+ * switches are not all connected (then some pairs route nowhere).
+ */
+static uint64_t lower_bound(struct dfree *dc)
+{
+	const struct rt_graph *g = &dc->g;
+	uint64_t lb = 0, srcs = 0, hopsum = 0;
+	uint32_t *lids = calloc(dc->S + 1, sizeof(*lids));
+
+	if (!lids || !g->narcs)
+		goto out;
+	for (uint32_t i = 0; i < g->ndest; i++)
+		lids[g->dest[i].sw]++;
+	for (uint32_t s = 0; s < dc->S; s++)
+		srcs += g->nsrc[s];
+	for (uint32_t s = 0; s < dc->S; s++) {
+		uint32_t deg = rt_deg(g, s), n;
+		uint64_t out = (uint64_t)g->nsrc[s] * (g->ndest - lids[s]);
+		uint64_t in = (srcs - g->nsrc[s]) * lids[s];
+
+		if (!lids[s])
+			continue;
+		n = rt_bfs(g, s, dc->depth, dc->order);
+		if (n != dc->S || !deg) {
+			lb = 0;
+			goto out;
+		}
+		for (uint32_t t = 0; t < dc->S; t++)
+			hopsum += (uint64_t)g->nsrc[t] * dc->depth[t] * lids[s];
+		out = (out + deg - 1) / deg;
+		in = (in + deg - 1) / deg;
+		lb = out > lb ? out : lb;
+		lb = in > lb ? in : lb;
+	}
+	if ((hopsum + g->narcs - 1) / g->narcs > lb)
+		lb = (hopsum + g->narcs - 1) / g->narcs;
+out:
+	free(lids);
+	return lb;
+}
+
+/* Whether the kept candidate is as good as any can be, near enough */
+static bool close_enough(const struct df_snap *best, uint64_t lb)
+{
+	return best->valid && !best->too_long && lb &&
+	       (uint64_t)best->max_load * 100 <= lb * (100 + DF_CLOSE_PCT);
+}
+
 /* U: balanced up*\/down*, 1 VL */
 static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes)
 {
@@ -691,12 +747,15 @@ static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mod
 	if (minimal) {
 		dc->mean_minimal = dc->g.narcs ? tot / dc->g.narcs : 0;
 		dc->max_minimal = mx;
+		dc->minimal_done = true;
 	}
 	if (only_if_better && !snap_better(best, false, mx, mc, 1, tot))
 		return 0;
 	r = all_acyclic(dc, &acyclic);
 	if (r < 0)
 		return r;
+	if (minimal)
+		dc->minimal_acyclic = acyclic;
 	if (acyclic) {
 		*fit = true;
 		return snap_offer(dc, best, 1, NULL, false, minimal ? "min-hop balanced, acyclic" :
@@ -778,7 +837,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	struct dfree dc;
 	struct df_snap best;
 	unsigned int V = res->vls_budget ? res->vls_budget : 1, passes;
-	uint64_t work;
+	uint64_t work, lb;
 	bool big, fit = false;
 	int r;
 
@@ -795,16 +854,23 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	if (dc.hop_limit < DF_HOP_LIMIT)
 		dc.hop_limit = DF_HOP_LIMIT;
 
+	lb = big ? 0 : lower_bound(&dc);
 	r = cand_updn(&dc, &best, passes);
 	if (r == 0)
 		r = cand_grid(&dc, &best, passes);
+	/* Up/down on a fat-tree, dimension order on a hypercube: nothing does better */
+	if (close_enough(&best, lb))
+		goto done;
 	/* One VL: min-hop routes would have to be acyclic as they are, never so on big fabrics */
 	if (r == 0 && !(big && V == 1))
 		r = cand_layered(&dc, &best, DF_MINIMAL, V, passes, big, &fit);
-	if (r == 0 && !big) {
+	/* ... and least-weight ones, more roundabout, neither where min-hop ones are not */
+	if (r == 0 && !big && (V > 1 || !dc.minimal_done || dc.minimal_acyclic)) {
 		dc.hop_penalty = dc.mean_minimal + 1;
 		r = cand_layered(&dc, &best, DF_SSSP, V, passes, false, &fit);
 	}
+	if (close_enough(&best, lb))
+		goto done;
 	/*
 	 * On small fabrics always, on medium ones only when no layering fits
 	 * (the budget is tight); never when up/down is about as good as min-hop
@@ -824,6 +890,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 		if (r == 0)
 			r = cand_nue(&dc, &best, V, work > DF_NUE_WORK ? 2 : 3, true);
 	}
+done:
 	if (r == 0)
 		snap_restore(&dc, &best, res, st);
 	snap_free(&best);
