@@ -146,6 +146,7 @@ void route_result_free(struct route_result *r)
 		return;
 	free(r->sl_dest);
 	free(r->sl_pair);
+	free(r->updn_rank);
 	free(r);
 }
 

@@ -107,6 +107,7 @@ struct df_snap {
 	uint64_t total_load;
 	unsigned int escape;
 	const char *method;
+	bool updn;			/* up/down routes: legal under updn.rank */
 };
 
 static void df_free(struct dfree *dc)
@@ -612,6 +613,7 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 	best->total_load = tot;
 	best->method = method;
 	best->escape = escaped;
+	best->updn = false;
 	return 0;
 }
 
@@ -620,6 +622,11 @@ static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_resu
 {
 	memcpy(dc->g.lt, sn->lft, (size_t)dc->S * dc->lidlen);
 	rt_lt_flush(&dc->g);
+	if (sn->updn && dc->updn_ok) {
+		res->updn_rank = malloc((dc->S + 1) * sizeof(*res->updn_rank));
+		if (res->updn_rank)
+			memcpy(res->updn_rank, dc->updn.rank, dc->S * sizeof(*res->updn_rank));
+	}
 	res->vls_used = sn->vls;
 	st->method = sn->method;
 	st->escape_lids = sn->escape;
@@ -709,6 +716,7 @@ static bool close_enough(const struct df_snap *best, uint64_t lb)
 /* U: balanced up*\/down*, 1 VL */
 static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes)
 {
+	const char *method;
 	uint32_t mc;
 	uint64_t tot;
 	int r;
@@ -723,7 +731,11 @@ static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes
 	if (r < 0)
 		return r;
 	load_summary(dc, &dc->max_updn, &mc, &tot);
-	return snap_offer(dc, best, 1, NULL, false, "up/down balanced", 0);
+	method = best->method;
+	r = snap_offer(dc, best, 1, NULL, false, "up/down balanced", 0);
+	if (r == 0 && best->method != method)
+		best->updn = true;	/* taken */
+	return r;
 }
 
 /*

@@ -75,6 +75,14 @@ struct route_result {
 	uint32_t nsw;
 	uint8_t *sl_dest;		/* [max_lid + 1] SL by destination LID, or NULL */
 	uint8_t *sl_pair;		/* [nsw * (max_lid + 1)] by (source switch, LID), or NULL */
+	/*
+	 * [nsw] an order of the switches (by sw_idx) under which every route
+	 * takes up arcs (toward a lower rank) before down arcs, or NULL. Such
+	 * routes are acyclic on one VL whatever they are, so route repair can
+	 * judge a detour by its one new turn (no down arc before an up arc)
+	 * instead of searching the channel dependency graph.
+	 */
+	uint32_t *updn_rank;
 };
 
 /*
@@ -228,6 +236,13 @@ struct rt_cdg {
 
 int rt_cdg_init(struct rt_cdg *c, const struct rt_graph *g);
 void rt_cdg_free(struct rt_cdg *c);
+/*
+ * Start an empty graph's topological order from key[] (ascending, per arc)
+ * instead of the arcs' numbering: turns that agree with it then cost no
+ * search (route repair seeds it with the up/down order old routes obey).
+ * 0, -EBUSY when the graph holds turns already, or -ENOMEM.
+ */
+int rt_cdg_seed(struct rt_cdg *c, const uint32_t *key);
 /* Whether the turn a -> b can be added without closing a cycle (nothing changes) */
 bool rt_cdg_can_add(struct rt_cdg *c, uint32_t a, uint32_t b);
 /* Use turn a -> b once more: 0, or -ELOOP when it would close a cycle (nothing changes) */

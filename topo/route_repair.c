@@ -47,6 +47,16 @@
 #define RP_SLACK	2
 /* Repairs tried, LIDs that did not fit moved to the front each time */
 #define RP_ATTEMPTS	4
+/*
+ * Arcs the graph searches of one attempt may visit, per arc of the fabric
+ * (and at least RP_WORK_MIN): a repair that would take longer than the
+ * computation it spares gives up. Above RP_BIG (arcs x LIDs) no graph is
+ * searched at all: the k=40 fat-tree's holds 64,000 arcs, and a search that
+ * crosses most of them for each LID to repair costs more than routing anew.
+ */
+#define RP_WORK_PER_ARC	512
+#define RP_WORK_MIN	2000000
+#define RP_BIG		40000000ull
 
 struct rp_queue {
 	uint32_t *head;			/* [RP_HOP_LIMIT + 1] first entry per level */
@@ -82,6 +92,9 @@ struct repair {
 	uint32_t *first_of;		/* [ndest] placed first (failed an earlier attempt): rank+1 */
 	uint32_t nfirst;
 	bool anew;			/* last attempt: LIDs with broken switches keep nothing */
+	uint32_t *rank;			/* [S] up/down order the old routes obey, or NULL */
+	uint32_t *seed;			/* [narcs] the order of the arcs it gives, or NULL */
+	uint64_t work_limit;
 };
 
 enum { RS_NONE, RS_ROUTED, RS_BROKEN };
@@ -154,6 +167,16 @@ static int rp_cdg(struct repair *rp, unsigned int L, struct rt_cdg **out)
 		if (r < 0)
 			return r;
 		rp->cdg_ok[L] = true;
+		/*
+		 * Old up/down routes agree with an order of the arcs: up arcs
+		 * first, from the lowest switches up, then down arcs from the
+		 * highest down. Their turns then enter without a search.
+		 */
+		if (rp->seed) {
+			r = rt_cdg_seed(&rp->cdg[L], rp->seed);
+			if (r < 0)
+				return r;
+		}
 	}
 	*out = &rp->cdg[L];
 	return 0;
@@ -219,6 +242,8 @@ static int rp_walk(struct repair *rp, const struct rt_dest *d, uint32_t s, unsig
 	struct rt_cdg *c = NULL;
 	int r;
 
+	if (rp->rank)
+		mode = RW_MARK;		/* up/down: no graph to keep */
 	if (mode != RW_MARK) {
 		r = rp_cdg(rp, L, &c);
 		if (r < 0)
@@ -257,9 +282,25 @@ static int rp_try(struct repair *rp, const struct rt_dest *d, uint32_t s, uint32
 	struct rt_cdg *c;
 	int r;
 
+	if (rp->rank) {
+		/*
+		 * Up/down: the path on from a's head obeys the order; so does
+		 * the whole path unless a goes down and the next arc up
+		 */
+		uint32_t b = cur != d->sw ? rp->nxt[cur] : RT_NONE, u = g->from[a];
+
+		if (b != RT_NONE && rp->rank[cur] > rp->rank[u] &&
+		    rp->rank[g->to[b]] < rp->rank[cur])
+			return 0;
+		rp->nxt[s] = a;
+		rp_walk(rp, d, s, L, RW_MARK);
+		return 1;
+	}
 	r = rp_cdg(rp, L, &c);
 	if (r < 0)
 		return r;
+	if (c->work > rp->work_limit)
+		return -ETIME;
 	while (cur != d->sw) {
 		uint32_t b = rp->nxt[cur];
 
@@ -502,7 +543,8 @@ static int rp_fix_dest(struct repair *rp, const struct rt_dest *d)
 		if (rp->state[s] == RS_ROUTED && s != d->sw)
 			rp_walk(rp, d, s, (unsigned int)old_sl(rp, s, d->lid), RW_MARK);
 	r = rp_bfs(rp, d);
-	if (r == -ENOSPC) {
+	/* (Up/down: a switch without a legal way keeps none when its neighbours move) */
+	if (r == -ENOSPC && !rp->rank) {
 		rp->info->ripped++;
 		r = rp_ripup(rp, d);
 	}
@@ -567,6 +609,8 @@ static void rp_free(struct repair *rp)
 	free(rp->broken);
 	free(rp->first_of);
 	free(rp->olt);
+	free(rp->rank);
+	free(rp->seed);
 	rt_graph_free(&rp->g);
 }
 
@@ -662,13 +706,19 @@ static int rp_run(struct repair *rp)
 	const char *why = "";
 	int r = -ENOSPC;
 
-	for (unsigned int attempt = 0; attempt < RP_ATTEMPTS && r == -ENOSPC; attempt++) {
+	/* Up/down: a turn is legal or not whatever else is placed; one attempt */
+	unsigned int attempts = rp->rank ? 1 : RP_ATTEMPTS;
+
+	for (unsigned int attempt = 0; attempt < attempts && r == -ENOSPC; attempt++) {
 		uint32_t nfail = 0;
 
 		if (attempt)
 			rp_reset(rp);
+		rp->work_limit = (uint64_t)RP_WORK_PER_ARC * rp->g.narcs;
+		if (rp->work_limit < RP_WORK_MIN)
+			rp->work_limit = RP_WORK_MIN;
 		/* The last try keeps nothing of the LIDs that lost routes: fewer turns in the way */
-		rp->anew = attempt == RP_ATTEMPTS - 1;
+		rp->anew = attempt && attempt == attempts - 1;
 		r = rp_keep(rp);
 		if (r == 0)
 			r = rp_order(rp);
@@ -678,6 +728,10 @@ static int rp_run(struct repair *rp)
 			uint32_t k = rp->broken[i];
 
 			r = rp_fix_dest(rp, &rp->g.dest[k]);
+			if (r == -ETIME) {
+				rp->info->why = "the search for deadlock-free detours took too long";
+				return -ENOSPC;
+			}
 			if (r == -ENOSPC) {
 				why = rp->info->why;
 				if (!rp->first_of[k])
@@ -751,10 +805,49 @@ int route_repair(const struct fabric *old, const struct route_result *old_res,
 	rp.rr->max_lid = f->max_lid;
 	rp.rr->nsw = rp.S;
 	r = rt_result_sl_pair(rp.rr);
-	if (!r)
+	/*
+	 * Up/down routes on one VL: detours that obey the same order keep
+	 * them acyclic, judged turn by turn; only if none is found does the
+	 * graph search run
+	 */
+	if (!r && vls == 1 && old_res->updn_rank) {
+		rp.rank = malloc(((size_t)rp.S + 1) * sizeof(*rp.rank));
+		if (!rp.rank)
+			r = -ENOMEM;
+		for (uint32_t s = 0; !r && s < rp.S; s++)
+			rp.rank[s] = old_res->updn_rank[rp.osw[s]->sw_idx];
+		if (!r)
+			r = rp_run(&rp);
+		if (r == -ENOSPC && (uint64_t)rp.g.narcs * rp.g.ndest > RP_BIG) {
+			info->why = "no detour keeps the up/down order, and the fabric is too big "
+				    "to search for others";
+		} else if (r == -ENOSPC) {
+			/* No detour obeys the order: the graph search decides, from that order */
+			rp.seed = malloc(((size_t)rp.g.narcs + 1) * sizeof(*rp.seed));
+			if (!rp.seed) {
+				r = -ENOMEM;
+				goto out;
+			}
+			for (uint32_t a = 0; a < rp.g.narcs; a++) {
+				uint32_t u = rp.rank[rp.g.from[a]], v = rp.rank[rp.g.to[a]];
+
+				rp.seed[a] = v < u ? UINT32_MAX / 2 - u : UINT32_MAX / 2 + u;
+			}
+			free(rp.rank);
+			rp.rank = NULL;
+			rp_reset(&rp);
+			r = rp_run(&rp);
+		}
+	} else if (!r && (uint64_t)rp.g.narcs * rp.g.ndest > RP_BIG) {
+		r = refuse(&rp, "the fabric is too big to search for deadlock-free detours");
+	} else if (!r) {
 		r = rp_run(&rp);
+	}
 	if (r < 0)
 		goto out;
+	/* The next repair may judge by the same order */
+	rp.rr->updn_rank = rp.rank;
+	rp.rank = NULL;
 	rt_lt_flush(&rp.g);
 	rp.rr->vls_used = rp.used;
 	st->vls_budget = vls;
