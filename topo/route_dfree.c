@@ -58,8 +58,19 @@
 #define DF_PASSES		3
 /* Above this much work, Nue-like routing tries fewer variants */
 #define DF_NUE_WORK		2000000ull
-/* A candidate this close to the lower bound of the busiest link ends the search (percent) */
+/*
+ * A candidate this close to the lower bound of the busiest link ends the
+ * search (percent); on big fabrics, where every further candidate costs
+ * seconds, a looser bound does
+ */
 #define DF_CLOSE_PCT		2
+#define DF_CLOSE_BIG_PCT	5
+/*
+ * Layering gives up after its graph searches visited this many times the
+ * arcs (layering min-hop routes of the k=40 fat-tree over 4 VLs took 190 s,
+ * for 3.5% off the busiest link)
+ */
+#define DF_LAYER_LIMIT		2048
 /* Nue-like routing gives up after searching its CDGs this many times arcs x destinations */
 #define DF_NUE_LIMIT		32
 /* ... and is not tried when up/down's busiest link is within this many percent of min-hop's */
@@ -511,10 +522,16 @@ static int layer_all(struct dfree *dc, unsigned int nl, unsigned int *used)
 	if (r < 0)
 		return r;
 	for (uint32_t i = 0; i < dc->g.ndest; i++) {
+		uint64_t work = 0;
+
 		rt_tree_read(&dc->g, &dc->g.dest[i], dc->nxt);
 		r = dest_place(dc, &dc->g.dest[i], nl, false, used);
 		if (r < 0)
 			return r;
+		for (unsigned int L = 0; L < nl; L++)
+			work += dc->layer[L].work;
+		if (work > (uint64_t)DF_LAYER_LIMIT * dc->g.narcs + 1000000)
+			return -ENOSPC;
 	}
 	return 0;
 }
@@ -668,7 +685,7 @@ static uint32_t diameter(struct dfree *dc)
  * busiest link carries at least the mean load of min-hop routes. 0 when the
  * switches are not all connected (then some pairs route nowhere).
  */
-static uint64_t lower_bound(struct dfree *dc)
+static uint64_t lower_bound(struct dfree *dc, bool cheap)
 {
 	const struct rt_graph *g = &dc->g;
 	uint64_t lb = 0, srcs = 0, hopsum = 0;
@@ -687,12 +704,13 @@ static uint64_t lower_bound(struct dfree *dc)
 
 		if (!lids[s])
 			continue;
-		n = rt_bfs(g, s, dc->depth, dc->order);
+		/* Cheap: one BFS says whether all are connected, no mean load */
+		n = cheap && lb ? dc->S : rt_bfs(g, s, dc->depth, dc->order);
 		if (n != dc->S || !deg) {
 			lb = 0;
 			goto out;
 		}
-		for (uint32_t t = 0; t < dc->S; t++)
+		for (uint32_t t = 0; !cheap && t < dc->S; t++)
 			hopsum += (uint64_t)g->nsrc[t] * dc->depth[t] * lids[s];
 		out = (out + deg - 1) / deg;
 		in = (in + deg - 1) / deg;
@@ -707,10 +725,10 @@ out:
 }
 
 /* Whether the kept candidate is as good as any can be, near enough */
-static bool close_enough(const struct df_snap *best, uint64_t lb)
+static bool close_enough(const struct df_snap *best, uint64_t lb, unsigned int pct)
 {
 	return best->valid && !best->too_long && lb &&
-	       (uint64_t)best->max_load * 100 <= lb * (100 + DF_CLOSE_PCT);
+	       (uint64_t)best->max_load * 100 <= lb * (100 + pct);
 }
 
 /* U: balanced up*\/down*, 1 VL */
@@ -850,6 +868,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	struct df_snap best;
 	unsigned int V = res->vls_budget ? res->vls_budget : 1, passes;
 	uint64_t work, lb;
+	unsigned int close_pct;
 	bool big, fit = false;
 	int r;
 
@@ -866,12 +885,13 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	if (dc.hop_limit < DF_HOP_LIMIT)
 		dc.hop_limit = DF_HOP_LIMIT;
 
-	lb = big ? 0 : lower_bound(&dc);
+	lb = lower_bound(&dc, big);
+	close_pct = big ? DF_CLOSE_BIG_PCT : DF_CLOSE_PCT;
 	r = cand_updn(&dc, &best, passes);
 	if (r == 0)
 		r = cand_grid(&dc, &best, passes);
 	/* Up/down on a fat-tree, dimension order on a hypercube: nothing does better */
-	if (close_enough(&best, lb))
+	if (close_enough(&best, lb, close_pct))
 		goto done;
 	/* One VL: min-hop routes would have to be acyclic as they are, never so on big fabrics */
 	if (r == 0 && !(big && V == 1))
@@ -881,7 +901,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 		dc.hop_penalty = dc.mean_minimal + 1;
 		r = cand_layered(&dc, &best, DF_SSSP, V, passes, false, &fit);
 	}
-	if (close_enough(&best, lb))
+	if (close_enough(&best, lb, close_pct))
 		goto done;
 	/*
 	 * On small fabrics always, on medium ones only when no layering fits
