@@ -99,6 +99,8 @@ struct dfree {
 	uint32_t max_updn;		/* up/down's */
 	uint32_t hop_limit;		/* longer routes only if nothing else will do */
 	bool minimal_done;		/* M was routed (mean_minimal, max_minimal hold) */
+	uint32_t known_hops;		/* longest route in the LFTs if known (trees over a DAG
+					 * follow its shortest arcs), else RT_NONE */
 	bool minimal_acyclic;		/* ... and needed no layers */
 	struct rt_updn updn;
 	bool updn_ok;
@@ -150,6 +152,7 @@ static int df_init(struct dfree *dc, struct fabric *f)
 	int r;
 
 	memset(dc, 0, sizeof(*dc));
+	dc->known_hops = RT_NONE;
 	r = rt_graph_build(f, &dc->g);
 	if (r == 0)
 		r = rt_lt_init(&dc->g, false);
@@ -292,12 +295,20 @@ static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
 static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 {
 	const struct rt_dest *d = &dc->g.dest[i];
+	const struct rt_dag *dag = mode == DF_MINIMAL ? &dc->dag : &dc->updn.dag;
 
 	if (mode == DF_MINIMAL) {
 		rt_dag_minimal(&dc->dag, &dc->g, d->sw);
 		rt_dag_tree(&dc->dag, &dc->g, d, &dc->l, true, i, dc->cost, dc->fin, dc->nxt);
 	} else if (mode == DF_UPDN) {
 		rt_updn_tree(&dc->g, &dc->updn, d, &dc->l, true, dc->nxt);
+	}
+	if (mode != DF_SSSP) {
+		/* Every switch takes a DAG arc one hop nearer: its hops are the DAG's */
+		uint32_t far = dag->n ? dag->hops[dag->order[dag->n - 1]] : 0;
+
+		if (dc->known_hops == RT_NONE || far > dc->known_hops)
+			dc->known_hops = far;
 	} else {
 		tree_sssp(dc, d, i);
 		rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order, dc->scratch, 1);
@@ -306,6 +317,7 @@ static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 
 static void df_reset(struct dfree *dc)
 {
+	dc->known_hops = RT_NONE;
 	rt_loads_reset(&dc->l);
 	memset(dc->g.lt, LFT_PORT_NONE, (size_t)dc->S * dc->lidlen);
 }
@@ -366,6 +378,8 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 		rt_loads_copy(&dc->l, &dc->keep);
 	}
 	free(keep);
+	if (mode == DF_SSSP)
+		dc->known_hops = RT_NONE;
 	return 0;
 }
 
@@ -602,9 +616,14 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 	size_t len = (size_t)dc->S * dc->lidlen, sl_len = per_dest ? dc->lidlen : len;
 	uint32_t mx, mc;
 	uint64_t tot;
-	bool too_long = lft_max_hops(dc) > dc->hop_limit;
+	bool too_long;
 
 	load_summary(dc, &mx, &mc, &tot);
+	/* Not better even within the hop limit: no need to walk every route */
+	if (!snap_better(best, false, mx, mc, vls, tot))
+		return 0;
+	too_long = (dc->known_hops != RT_NONE ? dc->known_hops : lft_max_hops(dc)) > dc->hop_limit;
+	dc->known_hops = RT_NONE;
 	if (!snap_better(best, too_long, mx, mc, vls, tot))
 		return 0;
 	if (!best->lft) {

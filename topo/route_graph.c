@@ -285,31 +285,41 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 	for (uint32_t s = 0; s < g->nsw; s++)
 		nxt[s] = RT_NONE;
 	cost[dag->root] = 0;
+	/*
+	 * Without spreading, the next hop is the arc that gives the cost (the
+	 * first of equal ones from rot on, then the lighter): chosen in the same
+	 * pass, which halves the work of host destinations
+	 */
 	for (uint32_t i = 1; i < dag->n; i++) {
-		uint64_t bc = UINT64_MAX;
+		uint32_t lo = dag->off[i], n = dag->off[i + 1] - lo, k = n ? rot % n : 0;
+		uint32_t best = RT_NONE;
+		uint64_t bc = UINT64_MAX, bw = 0;
 
-		for (uint32_t k = dag->off[i]; k < dag->off[i + 1]; k++) {
-			uint32_t a = dag->arcs[k];
+		for (uint32_t j = 0; j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+			uint32_t a = dag->arcs[lo + k];
 			uint64_t c = cost[g->to[a]] + W[a];
 
-			if (c < bc)
+			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
+				best = a;
 				bc = c;
+				bw = W[a];
+			}
 		}
 		cost[dag->order[i]] = bc;
+		if (!spread)
+			nxt[dag->order[i]] = best;
 	}
 	for (uint32_t i = 0; i < dag->n; i++)
 		flow[dag->order[i]] = g->nsrc[dag->order[i]];
 	for (uint32_t i = dag->n; i-- > 1;) {
 		uint32_t s = dag->order[i], lo = dag->off[i], n = dag->off[i + 1] - lo;
-		uint32_t best = RT_NONE, k = n ? rot % n : 0;
+		uint32_t best = nxt[s], k = n ? rot % n : 0;
 		uint64_t bc = 0, bw = 0;
 
-		for (uint32_t j = 0; j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+		for (uint32_t j = 0; spread && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
 			uint32_t a = dag->arcs[lo + k], t = g->to[a];
-			uint64_t c = cost[t] + W[a];
+			uint64_t c = cost[t] + W[a] + RT_SPREAD * rt_wflow(l, d, flow[t]);
 
-			if (spread)
-				c += RT_SPREAD * rt_wflow(l, d, flow[t]);
 			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
 				best = a;
 				bc = c;
