@@ -480,7 +480,8 @@ static void each_dep(struct checker *c, void (*fn)(struct checker *c, uint32_t f
 			for (; b; b &= b - 1) {
 				unsigned int bit = (unsigned int)__builtin_ctzll(b);
 
-				fn(c, chan(gin, (uint8_t)(bit / 8)), chan(gout, (uint8_t)(bit % 8)), ctx);
+				fn(c, chan(gin, (uint8_t)(bit / 8)), chan(gout, (uint8_t)(bit % 8)),
+				   ctx);
 			}
 		}
 	}
@@ -562,7 +563,8 @@ static int find_cycle(struct checker *c, bool *acyclic)
 				for (size_t i = 0; i < c->f->nnodes; i++) {
 					const struct fab_node *n = c->f->nodes[i];
 
-					if (gpi >= c->pbase[i] && gpi <= c->pbase[i] + n->num_ports) {
+					if (gpi >= c->pbase[i] &&
+					    gpi <= c->pbase[i] + n->num_ports) {
 						c->out->cycle_guid = n->guid;
 						c->out->cycle_port = (uint8_t)(gpi - c->pbase[i]);
 						break;
@@ -816,8 +818,8 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 				const struct fab_node *sw = f->switches[s];
 
 				for (uint32_t l = lid; l < hi; l++)
-					c.blk[(size_t)(l - lid) * S + s] = l < sw->lft_len ? sw->lft[l] :
-									   LFT_PORT_NONE;
+					c.blk[(size_t)(l - lid) * S + s] =
+						l < sw->lft_len ? sw->lft[l] : LFT_PORT_NONE;
 			}
 		}
 		if (!dst)

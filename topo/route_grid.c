@@ -266,8 +266,9 @@ int rt_grid_detect(const struct rt_graph *g, struct rt_grid *gr)
 			for (uint32_t j = i + 1; j < sg.off[v + 1]; j++) {
 				uint32_t a = sg.nbr[i], b = sg.nbr[j], c = sg_square(&sg, v, a, b);
 
+				/* two squares: not a product of paths and cycles */
 				if (c == SQ_MANY)
-					goto out;	/* two squares: not a product of paths and cycles */
+					goto out;
 				if (c == SQ_NONE) {
 					uf_union(uf, sg.eid[i], sg.eid[j]);
 					continue;
@@ -440,7 +441,8 @@ static void route_line(struct grid_rt *gt, const struct rt_dest *d, uint32_t k, 
 	if (!gr->cycle[dim]) {
 		for (uint32_t p = 0; p < n; p++)
 			if (p != t)
-				gt->nxt[fib[p]] = best_arc(gt, d, fib[p], fib[p < t ? p + 1 : p - 1]);
+				gt->nxt[fib[p]] = best_arc(gt, d, fib[p],
+							   fib[p < t ? p + 1 : p - 1]);
 		return;
 	}
 	/*

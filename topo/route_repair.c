@@ -89,7 +89,8 @@ struct repair {
 	struct rp_queue q;
 	uint32_t *broken;		/* destinations (indexes into g.dest) with broken switches */
 	uint32_t nbroken;
-	uint32_t *first_of;		/* [ndest] placed first (failed an earlier attempt): rank+1 */
+	uint32_t *first_of;		/* [ndest] rank + 1 of a LID placed first (it failed an
+					 * earlier attempt), 0 for the others */
 	uint32_t nfirst;
 	bool anew;			/* last attempt: LIDs with broken switches keep nothing */
 	uint32_t *rank;			/* [S] up/down order the old routes obey, or NULL */
@@ -717,7 +718,7 @@ static int rp_run(struct repair *rp)
 		rp->work_limit = (uint64_t)RP_WORK_PER_ARC * rp->g.narcs;
 		if (rp->work_limit < RP_WORK_MIN)
 			rp->work_limit = RP_WORK_MIN;
-		/* The last try keeps nothing of the LIDs that lost routes: fewer turns in the way */
+		/* The last try keeps nothing of LIDs that lost routes: fewer turns in the way */
 		rp->anew = attempt && attempt == attempts - 1;
 		r = rp_keep(rp);
 		if (r == 0)
@@ -729,7 +730,8 @@ static int rp_run(struct repair *rp)
 
 			r = rp_fix_dest(rp, &rp->g.dest[k]);
 			if (r == -ETIME) {
-				rp->info->why = "the search for deadlock-free detours took too long";
+				rp->info->why =
+					"the search for deadlock-free detours took too long";
 				return -ENOSPC;
 			}
 			if (r == -ENOSPC) {

@@ -95,7 +95,8 @@ sl0() {
 	lids=$(sim_run ibnetdiscover 2>/dev/null | sed -n 's/.* lid \([0-9]*\) .*/\1/p' | sort -un |
 		head -5)
 	for l in $lids; do
-		sim_run saquery PR --dlid "$l" 2>/dev/null | grep -Eq "^\s*sl\.+(0x0|0)$" || return 1
+		sim_run saquery PR --dlid "$l" 2>/dev/null | grep -Eq "^\s*sl\.+(0x0|0)$" ||
+			return 1
 	done
 }
 

@@ -87,31 +87,31 @@ static char *grid_net(int x, int y, bool wrap_x, bool wrap_y, int h, bool skip_x
 
 	for (int j = 0; j < y; j++)
 		for (int i = 0; i < x; i++) {
-			int px = (i + 1) % x, mx = (i + x - 1) % x, py = (j + 1) % y, my = (j + y - 1) % y;
+			int px = (i + 1) % x, mx = (i + x - 1) % x;
+			int py = (j + 1) % y, my = (j + y - 1) % y;
 			bool cx = (wrap_x || i + 1 < x) && x > 1 && !(x == 2 && i == 1 && wrap_x) &&
 				  !(skip_x && i == 0 && j == 0);
 			bool dx = (wrap_x || i > 0) && x > 1 && !(x == 2 && i == 0 && wrap_x) &&
 				  !(skip_x && mx == 0 && j == 0);
 			bool cy = (wrap_y || j + 1 < y) && y > 1 && !(y == 2 && j == 1 && wrap_y);
 			bool dy = (wrap_y || j > 0) && y > 1 && !(y == 2 && j == 0 && wrap_y);
+			char *o;
 
-			len += (size_t)snprintf(t + len, cap - len, "Switch %d \"g%d_%d\"\n", 4 + h, i,
-						j);
+#define OUT(...) (o = t + len, len += (size_t)snprintf(o, cap - len, __VA_ARGS__))
+			OUT("Switch %d \"g%d_%d\"\n", 4 + h, i, j);
 			if (cx)
-				len += (size_t)snprintf(t + len, cap - len, "[1] \"g%d_%d\"[2]\n", px, j);
+				OUT("[1] \"g%d_%d\"[2]\n", px, j);
 			if (dx)
-				len += (size_t)snprintf(t + len, cap - len, "[2] \"g%d_%d\"[1]\n", mx, j);
+				OUT("[2] \"g%d_%d\"[1]\n", mx, j);
 			if (cy)
-				len += (size_t)snprintf(t + len, cap - len, "[3] \"g%d_%d\"[4]\n", i, py);
+				OUT("[3] \"g%d_%d\"[4]\n", i, py);
 			if (dy)
-				len += (size_t)snprintf(t + len, cap - len, "[4] \"g%d_%d\"[3]\n", i, my);
+				OUT("[4] \"g%d_%d\"[3]\n", i, my);
 			for (int k = 0; k < h; k++)
-				len += (size_t)snprintf(t + len, cap - len, "[%d] \"h%d_%d_%d\"[1]\n",
-							5 + k, i, j, k);
+				OUT("[%d] \"h%d_%d_%d\"[1]\n", 5 + k, i, j, k);
 			for (int k = 0; k < h; k++)
-				len += (size_t)snprintf(t + len, cap - len,
-							"Hca 1 \"h%d_%d_%d\"\n[1] \"g%d_%d\"[%d]\n", i, j,
-							k, i, j, 5 + k);
+				OUT("Hca 1 \"h%d_%d_%d\"\n[1] \"g%d_%d\"[%d]\n", i, j, k, i, j, 5 + k);
+#undef OUT
 		}
 	return t;
 }
@@ -814,8 +814,9 @@ static void grid_case(int x, int y, bool wx, bool wy, bool skip, int want_grid,
 		}
 		rt_grid_free(&gr);
 	}
-	fprintf(stderr, "  grid %dx%d%s%s%s: %s %s\n", x, y, wx ? " wrap-x" : "", wy ? " wrap-y" : "",
-		skip ? " one cable missing" : "", r == 1 ? "grid" : "not a grid", dims);
+	fprintf(stderr, "  grid %dx%d%s%s%s: %s %s\n", x, y, wx ? " wrap-x" : "",
+		wy ? " wrap-y" : "", skip ? " one cable missing" : "", r == 1 ? "grid" : "not a grid",
+		dims);
 	rt_graph_free(&g);
 	snprintf(dims, sizeof(dims), "grid%dx%d", x, y);
 	label = dims;
