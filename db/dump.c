@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -372,7 +373,15 @@ static void write_json(FILE *out, struct fab_node **nodes, size_t n, const struc
 			first = false;
 		}
 	}
-	fprintf(out, "%s]\n}\n", first ? "" : "\n  ");
+	fprintf(out, "%s],\n  \"mcast_groups\": [", first ? "" : "\n  ");
+	for (size_t i = 0; i < m->nmcast; i++) {
+		char g[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, m->mcast[i].mgid, g, sizeof(g));
+		fprintf(out, "%s\n    { \"mgid\": \"%s\", \"mlid\": \"0x%04x\" }", i ? "," : "", g,
+			m->mcast[i].mlid);
+	}
+	fprintf(out, "%s]\n}\n", m->nmcast ? "\n  " : "");
 }
 
 /* ---- Graphviz ---- */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db/store.h"
 #include "topo/fabric.h"
 
 enum dump_format {
@@ -27,6 +28,9 @@ struct dump_meta {
 	int64_t sweep_id;		/* 0 when unknown */
 	uint64_t sm_node_guid;		/* where the sweep ran from */
 	uint64_t sm_port_guid;
+	/* json: the live multicast groups (store_foreach_mcast), may be none */
+	const struct store_mcast *mcast;
+	size_t nmcast;
 };
 
 /* "ibnetdiscover", "json" or "dot": 0, or -EINVAL */

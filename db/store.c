@@ -124,6 +124,13 @@ static const char *const migrations[] = {
 	"  old_value, new_value,"
 	"  detail TEXT NOT NULL DEFAULT '');"
 	"CREATE INDEX event_by_sweep ON event (sweep_id);",
+
+	/* 2 -> 3: the MLID of every live multicast group, by MGID */
+	"CREATE TABLE mcast_group ("
+	"  mgid BLOB PRIMARY KEY CHECK (length(mgid) = 16),"
+	"  mlid INTEGER NOT NULL CHECK (mlid BETWEEN 49152 AND 65534),"
+	"  created INTEGER NOT NULL,"
+	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -1519,4 +1526,62 @@ int store_load_fabric(struct store *s, struct fabric **out, struct store_sweep *
 	fabric_index_lids(f);	/* a clash only means the ports said so */
 	*out = f;
 	return 0;
+}
+
+int store_mcast_save(struct store *s, const struct store_mcast *g, size_t n, int64_t now)
+{
+	sqlite3_stmt *put = NULL, *del = NULL;
+	int r;
+
+	if (!n)
+		return 0;
+	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
+	if (r < 0)
+		return r;
+	r = prep(s, "INSERT INTO mcast_group (mgid, mlid, created, last_seen) VALUES (?, ?, ?, ?)"
+		 " ON CONFLICT (mgid) DO UPDATE SET mlid = excluded.mlid,"
+		 " last_seen = excluded.last_seen", &put);
+	if (!r)
+		r = prep(s, "DELETE FROM mcast_group WHERE mgid = ?", &del);
+	for (size_t i = 0; i < n && !r; i++) {
+		sqlite3_stmt *st = g[i].present ? put : del;
+
+		sqlite3_bind_blob(st, 1, g[i].mgid, 16, SQLITE_STATIC);
+		if (g[i].present) {
+			sqlite3_bind_int(st, 2, g[i].mlid);
+			sqlite3_bind_int64(st, 3, now);
+			sqlite3_bind_int64(st, 4, now);
+		}
+		r = run(s, st, "saving a multicast group");
+	}
+	sqlite3_finalize(put);
+	sqlite3_finalize(del);
+	if (!r)
+		r = exec(s, "COMMIT", "committing");
+	if (r < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store_mcast *g),
+			void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT mgid, mlid FROM mcast_group ORDER BY mlid", &st);
+	int rc;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_mcast g = { .present = 1 };
+
+		/* A row the CHECKs let through but that is not 16 bytes is skipped */
+		if (sqlite3_column_bytes(st, 0) != 16)
+			continue;
+		memcpy(g.mgid, sqlite3_column_blob(st, 0), 16);
+		g.mlid = (uint16_t)sqlite3_column_int(st, 1);
+		r = cb(ctx, &g);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading multicast groups");
+	sqlite3_finalize(st);
+	return r;
 }

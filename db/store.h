@@ -16,7 +16,7 @@
 #include "topo/fabric.h"
 #include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 /* How long a write waits for another process's lock before -EBUSY */
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* History kept: the newest sweeps (with their events) and events */
@@ -114,5 +114,20 @@ int store_foreach_sweep(struct store *s, unsigned int limit,
 			int (*cb)(void *ctx, const struct store_sweep *sw), void *ctx);
 int store_foreach_event(struct store *s, unsigned int limit,
 			int (*cb)(void *ctx, const struct store_event *ev), void *ctx);
+
+/*
+ * Multicast groups: the MLID each live group's MGID holds, so that groups
+ * rejoined after a restart get their MLIDs back. A group that appeared
+ * (present) is written, one that went is deleted: all in one transaction.
+ */
+struct store_mcast {
+	uint8_t mgid[16];
+	uint16_t mlid;
+	int present;
+};
+
+int store_mcast_save(struct store *s, const struct store_mcast *g, size_t n, int64_t now);
+int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store_mcast *g),
+			void *ctx);
 
 #endif

@@ -248,15 +248,21 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p)
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms)
 {
+	return mad_port_send_len(p, agent, mad, MAD_SIZE, dlid, qpn, timeout_ms);
+}
+
+int mad_port_send_len(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+		      size_t len, uint16_t dlid, uint32_t qpn, int timeout_ms)
+{
 	int r;
 
-	if ((unsigned int)agent >= MAD_AGENT_MAX)
+	if ((unsigned int)agent >= MAD_AGENT_MAX || len < 24 || len > MAD_SIZE)
 		return -EINVAL;
 	if (p->agent[agent] < 0)
 		return -EOPNOTSUPP;
 	memcpy(umad_get_mad(p->sbuf), mad, MAD_SIZE);
 	umad_set_addr(p->sbuf, dlid, (int)qpn, 0, qpn ? (int)0x80010000 : 0);
-	r = umad_send(p->portid, p->agent[agent], p->sbuf, MAD_SIZE, timeout_ms, 0);
+	r = umad_send(p->portid, p->agent[agent], p->sbuf, (int)len, timeout_ms, 0);
 	if (p->cap && r >= 0)
 		capture_sent(p->cap, mad, dlid, qpn);
 	return r < 0 ? (r == -1 ? -EIO : r) : 0;

@@ -67,6 +67,13 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms);
 /*
+ * The first len bytes only (24..256): the kernel pads a GSI MAD to 256 bytes
+ * on the wire, the simulator hands the reader len bytes, which is how
+ * clients that count records by length (saquery) see the last segment.
+ */
+int mad_port_send_len(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+		      size_t len, uint16_t dlid, uint32_t qpn, int timeout_ms);
+/*
  * Non-blocking receive of one MAD: 0 with *len set, -EAGAIN when nothing
  * is queued. *send_status is the transport's status (non-zero: the send
  * with that TID failed or timed out in the kernel or simulator).

@@ -151,6 +151,27 @@ static const struct field path_record_fields[] = {
 	{ 448, 2 }, { 450, 6 }, { 456, 8 }, { 464, 48 },
 };
 
+/*
+ * MulticastForwardingTableRecord: IBA 15.2.5.8 (LID, Position, reserved,
+ * BlockNum, reserved, 32 port masks)
+ */
+static const struct field mft_record[] = {
+	{ 0, 16 }, { 16, 4 }, { 20, 3 }, { 23, 9 }, { 32, 32 }, { 64, 512 },
+};
+
+/*
+ * MCMemberRecord: IBA 15.2.5.17, table 213: MGID, PortGID, Q_Key, MLID,
+ * MTU (selector, value), TClass, P_Key, Rate (selector, value),
+ * PacketLifeTime (selector, value), SL, FlowLabel, HopLimit, Scope,
+ * JoinState, ProxyJoin, reserved
+ */
+static const struct field mcmember_record[] = {
+	{ 0, 128 }, { 128, 128 }, { 256, 32 }, { 288, 16 }, { 304, 2 }, { 306, 6 },
+	{ 312, 8 }, { 320, 16 }, { 336, 2 }, { 338, 6 }, { 344, 2 }, { 346, 6 },
+	{ 352, 4 }, { 356, 20 }, { 376, 8 }, { 384, 4 }, { 388, 4 }, { 392, 1 },
+	{ 393, 23 },
+};
+
 #define TABLE(t) t, sizeof(t) / sizeof(t[0])
 
 static const struct {
@@ -170,6 +191,8 @@ static const struct {
 	{ SA_ATTR_PKEY_RECORD, 72, TABLE(pkey_record) },
 	{ SA_ATTR_GUID_INFO_RECORD, 72, TABLE(guid_info_record) },
 	{ SA_ATTR_PATH_RECORD, 64, TABLE(path_record_fields) },
+	{ SA_ATTR_MFT_RECORD, 72, TABLE(mft_record) },
+	{ SA_ATTR_MCMEMBER_RECORD, MCR_SIZE, TABLE(mcmember_record) },
 };
 
 static int record_index(uint16_t attr_id)
@@ -272,6 +295,63 @@ void path_record_decode(const uint8_t in[64], struct path_record *pr)
 	pr->plt_selector = GET(in, 448, 2);
 	pr->packet_life_time = GET(in, 450, 6);
 	pr->preference = GET(in, 456, 8);
+}
+
+void mc_member_record_encode(const struct mc_member_record *r, uint8_t o[MCR_SIZE])
+{
+	memset(o, 0, MCR_SIZE);
+	memcpy(o, r->mgid, 16);
+	memcpy(o + 16, r->port_gid, 16);
+	SET(o, 256, 32, r->qkey);
+	SET(o, 288, 16, r->mlid);
+	SET(o, 304, 2, r->mtu_selector);
+	SET(o, 306, 6, r->mtu);
+	SET(o, 312, 8, r->tclass);
+	SET(o, 320, 16, r->pkey);
+	SET(o, 336, 2, r->rate_selector);
+	SET(o, 338, 6, r->rate);
+	SET(o, 344, 2, r->plt_selector);
+	SET(o, 346, 6, r->packet_life_time);
+	SET(o, 352, 4, r->sl);
+	SET(o, 356, 20, r->flow_label);
+	SET(o, 376, 8, r->hop_limit);
+	SET(o, 384, 4, r->scope);
+	SET(o, 388, 4, r->join_state);
+	SET(o, 392, 1, r->proxy_join);
+}
+
+void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->mgid, in, 16);
+	memcpy(r->port_gid, in + 16, 16);
+	r->qkey = (uint32_t)GET(in, 256, 32);
+	r->mlid = (uint16_t)GET(in, 288, 16);
+	r->mtu_selector = (uint8_t)GET(in, 304, 2);
+	r->mtu = (uint8_t)GET(in, 306, 6);
+	r->tclass = (uint8_t)GET(in, 312, 8);
+	r->pkey = (uint16_t)GET(in, 320, 16);
+	r->rate_selector = (uint8_t)GET(in, 336, 2);
+	r->rate = (uint8_t)GET(in, 338, 6);
+	r->plt_selector = (uint8_t)GET(in, 344, 2);
+	r->packet_life_time = (uint8_t)GET(in, 346, 6);
+	r->sl = (uint8_t)GET(in, 352, 4);
+	r->flow_label = (uint32_t)GET(in, 356, 20);
+	r->hop_limit = (uint8_t)GET(in, 376, 8);
+	r->scope = (uint8_t)GET(in, 384, 4);
+	r->join_state = (uint8_t)GET(in, 388, 4);
+	r->proxy_join = (uint8_t)GET(in, 392, 1);
+}
+
+void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
+			  const uint16_t mask[32], uint8_t *out)
+{
+	memset(out, 0, 72);
+	SET(out, 0, 16, lid);
+	SET(out, 16, 4, position);
+	SET(out, 23, 9, block);
+	for (unsigned int i = 0; i < 32; i++)
+		SET(out, 64 + 16 * i, 16, mask[i]);
 }
 
 void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,

@@ -28,6 +28,7 @@
 #define SA_METHOD_GET_TABLE_RESP 0x92
 #define SA_METHOD_GET_MULTI	0x14
 #define SA_METHOD_DELETE	0x15
+#define SA_METHOD_DELETE_RESP	0x95
 
 /* SA attributes (IBA 15.2.5, table 187) */
 #define SA_ATTR_CLASS_PORT_INFO	0x0001
@@ -36,12 +37,14 @@
 #define SA_ATTR_SL2VL_RECORD	0x0013
 #define SA_ATTR_SWITCH_INFO_RECORD 0x0014
 #define SA_ATTR_LFT_RECORD	0x0015
+#define SA_ATTR_MFT_RECORD	0x0017
 #define SA_ATTR_SM_INFO_RECORD	0x0018
 #define SA_ATTR_LINK_RECORD	0x0020
 #define SA_ATTR_GUID_INFO_RECORD 0x0030
 #define SA_ATTR_PKEY_RECORD	0x0033
 #define SA_ATTR_PATH_RECORD	0x0035
 #define SA_ATTR_VLARB_RECORD	0x0036
+#define SA_ATTR_MCMEMBER_RECORD	0x0038
 
 /* SA class-specific status (IBA 15.2.1.1, table 184), in MAD status bits 8-15 */
 #define SA_STATUS_NO_RESOURCES	0x0100
@@ -143,6 +146,57 @@ struct path_record {
 void path_record_encode(const struct path_record *pr, uint8_t out[64]);
 void path_record_decode(const uint8_t in[64], struct path_record *pr);
 
+/* MCMemberRecord (IBA 15.2.5.17, table 213) */
+struct mc_member_record {
+	uint8_t mgid[16];
+	uint8_t port_gid[16];
+	uint32_t qkey;
+	uint16_t mlid;
+	uint8_t mtu_selector;
+	uint8_t mtu;
+	uint8_t tclass;
+	uint16_t pkey;
+	uint8_t rate_selector;
+	uint8_t rate;
+	uint8_t plt_selector;
+	uint8_t packet_life_time;
+	uint8_t sl;
+	uint32_t flow_label;
+	uint8_t hop_limit;
+	uint8_t scope;
+	uint8_t join_state;
+	uint8_t proxy_join;
+};
+
+/* MCMemberRecord component mask bits, in field order */
+#define MCR_CM_MGID		(UINT64_C(1) << 0)
+#define MCR_CM_PORT_GID		(UINT64_C(1) << 1)
+#define MCR_CM_QKEY		(UINT64_C(1) << 2)
+#define MCR_CM_MLID		(UINT64_C(1) << 3)
+#define MCR_CM_MTU_SELECTOR	(UINT64_C(1) << 4)
+#define MCR_CM_MTU		(UINT64_C(1) << 5)
+#define MCR_CM_TCLASS		(UINT64_C(1) << 6)
+#define MCR_CM_PKEY		(UINT64_C(1) << 7)
+#define MCR_CM_RATE_SELECTOR	(UINT64_C(1) << 8)
+#define MCR_CM_RATE		(UINT64_C(1) << 9)
+#define MCR_CM_PLT_SELECTOR	(UINT64_C(1) << 10)
+#define MCR_CM_PLT		(UINT64_C(1) << 11)
+#define MCR_CM_SL		(UINT64_C(1) << 12)
+#define MCR_CM_FLOW_LABEL	(UINT64_C(1) << 13)
+#define MCR_CM_HOP_LIMIT	(UINT64_C(1) << 14)
+#define MCR_CM_SCOPE		(UINT64_C(1) << 15)
+#define MCR_CM_JOIN_STATE	(UINT64_C(1) << 16)
+#define MCR_CM_PROXY_JOIN	(UINT64_C(1) << 17)
+
+#define MCR_SIZE		52
+
+void mc_member_record_encode(const struct mc_member_record *r, uint8_t out[MCR_SIZE]);
+void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record *r);
+
+/* MulticastForwardingTableRecord (IBA 15.2.5.8): out holds 72 bytes */
+void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
+			  const uint16_t mask[32], uint8_t *out);
+
 /* Record sizes in bytes (before padding to 8) for the attributes above; 0 if unknown */
 size_t sa_record_size(uint16_t attr_id);
 /* Fields of a record type in component-mask order; bits beyond are invalid */
@@ -172,6 +226,14 @@ void sa_guid_info_record_encode(uint16_t lid, uint8_t block, const uint64_t guid
 				uint8_t *out);
 
 /* ClassPortInfo (IBA 13.4.8.1, table 126): the fields an SA fills */
+/*
+ * SA ClassPortInfo capability bits (IBA 15.2.1.2 and the kernel's
+ * ib_sa.h): UD multicast, and CapabilityMask2 SendOnlyFullMember joins
+ * (the Linux rdma_cm refuses send-only full-member joins without it).
+ */
+#define SA_CAP_UD_MCAST			(1u << 9)
+#define SA_CAP2_SENDONLY_FULL_MEMBER	(1u << 12)
+
 struct class_port_info {
 	uint8_t base_version;
 	uint8_t class_version;

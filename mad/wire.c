@@ -544,6 +544,30 @@ void lft_block_encode(const struct lft_block *b, uint8_t d[SMP_DATA_SIZE])
 	memcpy(d, b->port, LFT_BLOCK_SIZE);
 }
 
+void gid_encode(uint64_t prefix, uint64_t guid, uint8_t gid[16])
+{
+	SET(gid, 0, 64, prefix);
+	SET(gid, 64, 64, guid);
+}
+
+void gid_decode(const uint8_t gid[16], uint64_t *prefix, uint64_t *guid)
+{
+	*prefix = GET(gid, 0, 64);
+	*guid = GET(gid, 64, 64);
+}
+
+void mft_block_decode(const uint8_t d[SMP_DATA_SIZE], struct mft_block *b)
+{
+	for (unsigned int i = 0; i < MFT_BLOCK_SIZE; i++)
+		b->mask[i] = (uint16_t)GET(d, 16 * i, 16);
+}
+
+void mft_block_encode(const struct mft_block *b, uint8_t d[SMP_DATA_SIZE])
+{
+	for (unsigned int i = 0; i < MFT_BLOCK_SIZE; i++)
+		SET(d, 16 * i, 16, b->mask[i]);
+}
+
 unsigned int mtu_to_bytes(uint8_t mtu)
 {
 	return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;

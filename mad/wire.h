@@ -48,6 +48,7 @@
 #define SMP_ATTR_SL2VL_TABLE	0x0017
 #define SMP_ATTR_VL_ARB_TABLE	0x0018
 #define SMP_ATTR_LFT		0x0019
+#define SMP_ATTR_MFT		0x001b
 #define SMP_ATTR_SM_INFO	0x0020
 #define SMP_ATTR_NOTICE		0x0002
 
@@ -71,6 +72,10 @@
 #define LFT_BLOCK_SIZE		64
 #define LFT_PORT_NONE		0xff	/* IBA 14.2.5.10: not a valid port */
 #define LFT_MAX_BLOCKS		((LID_UCAST_MAX + 1) / LFT_BLOCK_SIZE)
+/* Multicast LIDs (IBA 4.1.3): 0xffff is the permissive LID, not a group */
+#define LID_MCAST_MIN		0xc000
+#define LID_MCAST_MAX		0xfffe
+#define MLID_COUNT		(LID_MCAST_MAX - LID_MCAST_MIN + 1)
 
 /* The common MAD header (IBA 13.4.3, figure 144), host order */
 struct mad_hdr {
@@ -200,6 +205,7 @@ struct port_info {
 
 /* PortInfo.CapabilityMask bits (IBA 14.2.5.6, table 156) */
 #define PORT_CAP_IS_SM		(1u << 1)
+#define PORT_CAP_CLIENT_REREG	(1u << 25)	/* IsClientReregistrationSupported */
 
 /* SMInfo: IBA 14.2.5.13 */
 #define SM_STATE_NOT_ACTIVE	0
@@ -218,6 +224,10 @@ struct sm_info {
 struct lft_block {
 	uint8_t port[LFT_BLOCK_SIZE];
 };
+
+/* A GID (IBA 4.1.1): 64-bit subnet prefix then interface ID (the port GUID), big-endian */
+void gid_encode(uint64_t prefix, uint64_t guid, uint8_t gid[16]);
+void gid_decode(const uint8_t gid[16], uint64_t *prefix, uint64_t *guid);
 
 /* Raw bit-field access in IBA's numbering: bit 0 is the MSB of byte 0. */
 uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int width);
@@ -298,6 +308,25 @@ void sm_info_encode(const struct sm_info *si, uint8_t data[SMP_DATA_SIZE]);
 void smp_make_response(struct smp *smp, uint16_t status);
 void lft_block_decode(const uint8_t data[SMP_DATA_SIZE], struct lft_block *b);
 void lft_block_encode(const struct lft_block *b, uint8_t data[SMP_DATA_SIZE]);
+/*
+ * MulticastForwardingTable: IBA 14.2.5.12. One attribute holds 32 MLIDs
+ * (a block) times 16 ports (a position): bit i of entry k is port
+ * 16 * position + i for MLID 0xc000 + 32 * block + k. The modifier carries
+ * the position in bits 28-31 and the block in bits 0-8.
+ */
+#define MFT_BLOCK_SIZE		32
+#define MFT_POSITION_PORTS	16
+#define MFT_MAX_BLOCKS		(MLID_COUNT / MFT_BLOCK_SIZE + 1)
+#define MFT_MAX_POSITIONS	16
+struct mft_block {
+	uint16_t mask[MFT_BLOCK_SIZE];
+};
+static inline uint32_t mft_amod(uint32_t block, uint32_t position)
+{
+	return (position & 0xf) << 28 | (block & 0x1ff);
+}
+void mft_block_decode(const uint8_t data[SMP_DATA_SIZE], struct mft_block *b);
+void mft_block_encode(const struct mft_block *b, uint8_t data[SMP_DATA_SIZE]);
 
 /* MTU and VL encodings (IBA 14.2.5.6) to numbers */
 unsigned int mtu_to_bytes(uint8_t mtu);

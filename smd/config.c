@@ -39,6 +39,46 @@ void config_defaults(struct smd_config *c)
 	c->capture_classes = CAPTURE_CLASS_ALL;
 	/* Below systemd's default start timeout (90 s) */
 	c->ready_timeout = 60;
+	/* As OpenSM's default partition: 2048 bytes, 10 Gb/s, SL 0 */
+	c->ipoib = true;
+	c->ipoib_mtu = 4;
+	c->ipoib_rate = 3;
+	c->client_reregister = true;
+}
+
+/* IBA MTU codes (14.2.5.6) and rate codes (15.2.5.16) by their values */
+struct code_name {
+	const char *text;
+	unsigned int code;
+};
+
+static const struct code_name mtus[] = {
+	{ "256", 1 }, { "512", 2 }, { "1024", 3 }, { "2048", 4 }, { "4096", 5 }, { NULL, 0 },
+};
+
+static const struct code_name rates[] = {
+	{ "2.5", 2 }, { "5", 5 }, { "10", 3 }, { "14", 11 }, { "20", 6 }, { "25", 15 },
+	{ "28", 19 }, { "30", 4 }, { "40", 7 }, { "50", 20 }, { "56", 12 }, { "60", 8 },
+	{ "80", 9 }, { "100", 16 }, { "112", 13 }, { "120", 10 }, { "168", 14 }, { "200", 17 },
+	{ "300", 18 }, { "400", 21 }, { "600", 22 }, { NULL, 0 },
+};
+
+static int parse_code(const struct code_name *t, const char *v, unsigned int *out)
+{
+	for (; t->text; t++)
+		if (!strcmp(t->text, v)) {
+			*out = t->code;
+			return 0;
+		}
+	return -1;
+}
+
+static const char *code_text(const struct code_name *t, unsigned int code)
+{
+	for (; t->text; t++)
+		if (t->code == code)
+			return t->text;
+	return "?";
 }
 
 static int parse_uint(const char *v, unsigned long min, unsigned long max, unsigned int *out)
@@ -276,6 +316,16 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			snprintf(c->control_socket, sizeof(c->control_socket), "%s", v);
 	} else if (!strcmp(key, "ready_timeout")) {
 		r = parse_uint(v, 0, 3600, &c->ready_timeout);
+	} else if (!strcmp(key, "ipoib")) {
+		r = parse_bool(v, &c->ipoib);
+	} else if (!strcmp(key, "ipoib_mtu")) {
+		r = parse_code(mtus, v, &c->ipoib_mtu) < 0 ? -EMLINK : 0;
+	} else if (!strcmp(key, "ipoib_rate")) {
+		r = parse_code(rates, v, &c->ipoib_rate) < 0 ? -EXDEV : 0;
+	} else if (!strcmp(key, "ipoib_sl")) {
+		r = parse_uint(v, 0, 15, &c->ipoib_sl);
+	} else if (!strcmp(key, "client_reregister")) {
+		r = parse_bool(v, &c->client_reregister);
 	} else {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -ENOKEY;
@@ -289,6 +339,9 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			 r == -EXFULL ? " (16 VLs 0-15, SL 0 first, or nothing)" :
 			 r == -ENAMETOOLONG ? " (a socket path has at most 107 bytes)" :
 			 r == -EPROTO ? " (yes or no)" :
+			 r == -EMLINK ? " (bytes: 256, 512, 1024, 2048 or 4096)" :
+			 r == -EXDEV ? " (Gb/s: 2.5, 5, 10, 14, 20, 25, 28, 30, 40, 50, 56, 60, 80, "
+				       "100, 112, 120, 168, 200, 300, 400 or 600)" :
 			 "");
 	return r;
 }
@@ -409,4 +462,9 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "capture_classes = %s\n", classes);
 	fprintf(out, "control_socket = \"%s\"\n", c->control_socket);
 	fprintf(out, "ready_timeout = %u\n", c->ready_timeout);
+	fprintf(out, "ipoib = %s\n", c->ipoib ? "yes" : "no");
+	fprintf(out, "ipoib_mtu = %s\n", code_text(mtus, c->ipoib_mtu));
+	fprintf(out, "ipoib_rate = %s\n", code_text(rates, c->ipoib_rate));
+	fprintf(out, "ipoib_sl = %u\n", c->ipoib_sl);
+	fprintf(out, "client_reregister = %s\n", c->client_reregister ? "yes" : "no");
 }

@@ -56,6 +56,12 @@ struct smd_config {
 	/* smctl's socket; "" = $RUNTIME_DIRECTORY/control or /run/smd/control, "none" = off */
 	char control_socket[108];	/* sizeof(sockaddr_un.sun_path) */
 	unsigned int ready_timeout;	/* seconds to wait for the subnet before READY=1 */
+	/* Multicast: the IPoIB broadcast group of the default partition */
+	bool ipoib;			/* it exists from the start */
+	unsigned int ipoib_mtu;		/* its MTU, IBA code (4: 2048 bytes) */
+	unsigned int ipoib_rate;	/* its rate, IBA code (3: 10 Gb/s) */
+	unsigned int ipoib_sl;
+	bool client_reregister;		/* a new master asks hosts to join again */
 };
 
 void config_defaults(struct smd_config *c);

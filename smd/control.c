@@ -26,6 +26,8 @@
 #include "autoconfig.h"
 #include "mad/port.h"
 #include "smd/control.h"
+#include "smd/mcast.h"
+#include "topo/mcast.h"
 #include "smd/light.h"
 #include "smd/log.h"
 #include "smd/smd.h"
@@ -287,6 +289,26 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");
 	}
 	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
+	if (smd->mcast) {
+		const struct mcast_stats *ms = mcast_stats(smd);
+		const struct mc_db *db = mcast_db(smd);
+		struct mc_forest *fo = mcast_forest(smd);
+		size_t members = 0;
+
+		for (const struct mc_group *g = mc_db_next(db, 0); g; g = mc_db_next(db, g->mlid))
+			members += g->nmembers;
+		out_add(cl, "mcast_groups: %zu (%zu memberships), highest MLID 0x%04x\n",
+			mc_db_count(db), members, mc_db_max_mlid(db));
+		if (fo)
+			out_add(cl, "mcast_trees: %u over %" PRIu64 " switches, %u unsafe, "
+				"%zu MFT blocks pending\n", mc_forest_stats(fo)->trees,
+				mc_forest_stats(fo)->switches, mc_forest_stats(fo)->unsafe,
+				mc_forest_pending(fo));
+		out_add(cl, "mcast_changes: %" PRIu64 " groups created, %" PRIu64 " deleted; "
+			"MFT blocks %" PRIu64 " read, %" PRIu64 " written, %" PRIu64 " failed\n",
+			ms->created, ms->deleted, ms->blocks_read, ms->blocks_written,
+			ms->block_errors);
+	}
 	out_add(cl, "sweeps: %" PRIu64 " heavy, %" PRIu64 " light\n", smd->heavy_sweeps,
 		smd->light_sweeps);
 	if (st->light) {

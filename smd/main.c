@@ -26,6 +26,7 @@
 #include "smd/log.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
+#include "smd/mcast.h"
 #include "topo/route.h"
 #include "mad/capture.h"
 
@@ -61,11 +62,12 @@ static void print_summary(const struct sweep_result *res)
 	fflush(stdout);
 }
 
-static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		   uint32_t qpn)
 {
 	struct smd *smd = ctx;
 
-	return mad_port_send(smd->port, MAD_AGENT_SA, mad, dlid, qpn, 0);
+	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
 }
 
 struct sl2vl_ctx {
@@ -236,6 +238,8 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res)
 	}
 	env->sms = smd->sa_sms;
 	r = sa_update(smd->sa, serving ? smd->fabric : NULL, smd->routes);
+	if (r >= 0 && smd->mcast)
+		sa_set_mcast(smd->sa, mcast_db(smd), serving ? mcast_forest(smd) : NULL);
 	if (r < 0) {
 		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));
 		sa_update(smd->sa, NULL, NULL);
@@ -533,6 +537,7 @@ static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 
 	do_sweep(lp);
+	mcast_run(lp->smd);
 	if (!sweeping_state(lp->smd))
 		;			/* a standby polls instead (sm_sync) */
 	else if (lp->smd->resweep)
@@ -563,6 +568,8 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 
 	txn_dispatch(lp->smd->txn);
 	sa_tick(lp->smd->sa);
+	/* Joins and leaves just answered: their trees and MFT blocks */
+	mcast_run(lp->smd);
 	sm_sync(lp);
 	if (lp->smd->resweep && sweeping_state(lp->smd))
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
@@ -653,6 +660,11 @@ static void reload_config(struct smd *smd)
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
+	if (c.ipoib != smd->cfg.ipoib || c.ipoib_mtu != smd->cfg.ipoib_mtu ||
+	    c.ipoib_rate != smd->cfg.ipoib_rate || c.ipoib_sl != smd->cfg.ipoib_sl)
+		log_warn("SIGHUP: the IPoIB broadcast group's settings apply after a restart "
+			 "(its members would have to join again)");
+	smd->cfg.client_reregister = c.client_reregister;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 }
 
@@ -937,6 +949,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	r = mcast_init(&smd);
+	if (r < 0) {
+		log_error("cannot set up multicast: %s", strerror(-r));
+		goto out;
+	}
 
 	/* The daemon elects a master (IBA 14.4); --once just sweeps, as master */
 	smd.elect = !once;
@@ -957,6 +974,7 @@ int main(int argc, char **argv)
 	}
 out:
 	sa_free(smd.sa);
+	mcast_fini(&smd);
 	route_result_free(smd.routes);
 	fabric_free(smd.fabric);
 	store_close(smd.store);

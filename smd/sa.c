@@ -12,6 +12,7 @@
 #include "smd/log.h"
 #include "mad/txn.h"
 #include "smd/sa.h"
+#include "smd/sa_int.h"
 #include "topo/path.h"
 #include "topo/route.h"
 
@@ -37,11 +38,6 @@ struct sa_xfer {
 	unsigned int retries;
 };
 
-struct records {
-	uint8_t *buf;
-	size_t n, cap, size;	/* size: padded record size */
-};
-
 /* An SL2VL query waiting for the tables it asked the fabric for */
 struct sl2vl_item {
 	uint16_t lid;
@@ -58,19 +54,6 @@ struct sa_pending {
 	struct sl2vl_item *items;
 	size_t n;
 	unsigned int outstanding;
-};
-
-struct sa {
-	const struct sa_env *env;
-	struct sa_pending *pending;
-	const struct fabric *f;
-	const struct route_result *routes;	/* SLs of the paths; NULL: SL 0 */
-	struct path_table *pt;
-	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
-	size_t guid_size;
-	struct sa_xfer *xfers;
-	unsigned int nxfers;
-	struct sa_stats stats;
 };
 
 int sa_new(const struct sa_env *env, struct sa **out)
@@ -114,6 +97,12 @@ struct sa *sa_free(struct sa *sa)
 	return NULL;
 }
 
+void sa_set_mcast(struct sa *sa, struct mc_db *db, const struct mc_forest *forest)
+{
+	sa->mc = db;
+	sa->forest = forest;
+}
+
 const struct sa_stats *sa_stats(const struct sa *sa)
 {
 	return &sa->stats;
@@ -126,7 +115,7 @@ static size_t guid_hash(uint64_t g, size_t size)
 	return (size_t)(g >> 17) & (size - 1);
 }
 
-static struct fab_port *port_by_guid(const struct sa *sa, uint64_t guid)
+struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid)
 {
 	if (!sa->guid_size)
 		return NULL;
@@ -200,12 +189,18 @@ static void respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t m
 	resp->comp_mask = req->comp_mask;
 }
 
-static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint16_t dlid,
+			 uint32_t qpn)
 {
 	uint8_t buf[MAD_SIZE];
 
 	if (sa_mad_encode(m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, dlid, qpn);
+		sa->env->send(sa->env->ctx, buf, len, dlid, qpn);
+}
+
+static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+{
+	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -213,6 +208,7 @@ static void respond_status(struct sa *sa, const struct sa_mad *req, const struct
 {
 	struct sa_mad resp;
 	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
+			 req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
 			 SA_METHOD_GET_RESP;
 
 	respond_hdr(req, &resp, method, status);
@@ -253,7 +249,8 @@ static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
 	if (chunk)
 		memcpy(m.data, x->payload + off, chunk);
 	sa->stats.segments++;
-	send_mad(sa, &m, x->dlid, x->qpn);
+	/* The last segment ends after its last record (the rest is padding) */
+	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, x->dlid, x->qpn);
 }
 
 static void xfer_pump(struct sa *sa, struct sa_xfer *x)
@@ -397,7 +394,7 @@ void sa_tick(struct sa *sa)
 
 /* ---- record collection ---- */
 
-static int rec_add(struct records *r, const uint8_t *rec, size_t size)
+int sa_rec_add(struct records *r, const uint8_t *rec, size_t size)
 {
 	if (r->n >= SA_MAX_RECORDS)
 		return -E2BIG;
@@ -417,14 +414,14 @@ static int rec_add(struct records *r, const uint8_t *rec, size_t size)
 }
 
 /* Add cand if it matches the request on the masked fields */
-static int rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand)
+int sa_rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand)
 {
 	uint16_t attr = req->hdr.attr_id;
 	size_t size = sa_record_size(attr);
 
 	if (!sa_record_match(attr, cand, req->data, req->comp_mask))
 		return 0;
-	return rec_add(r, cand, size);
+	return sa_rec_add(r, cand, size);
 }
 
 /* When the request pins field 0 (a LID), only that LID's node can match */
@@ -480,7 +477,7 @@ static int node_record(const struct fab_port *p, const struct sa_mad *req, struc
 	ni.port_guid = p->guid;
 	ni.local_port = p->num;
 	sa_node_record_encode(p->lid, &ni, &nd, rec);
-	return rec_offer(r, req, rec);
+	return sa_rec_offer(r, req, rec);
 }
 
 static int collect_nodes(struct sa *sa, const struct sa_mad *req, struct records *r)
@@ -509,7 +506,7 @@ static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct re
 			if (!swlid && pn == 0)
 				continue;
 			sa_port_info_record_encode(lid, (uint8_t)pn, &p->pi, rec);
-			e = rec_offer(r, req, rec);
+			e = sa_rec_offer(r, req, rec);
 		}
 	}
 	return e;
@@ -527,7 +524,7 @@ static int collect_switch_infos(struct sa *sa, const struct sa_mad *req, struct 
 		if (!n->si_valid || !n->ports[0].lid)
 			continue;
 		sa_switch_info_record_encode(n->ports[0].lid, &n->si, rec);
-		e = rec_offer(r, req, rec);
+		e = sa_rec_offer(r, req, rec);
 	}
 	return e;
 }
@@ -555,7 +552,7 @@ static int collect_links(struct sa *sa, const struct sa_mad *req, struct records
 			if (!from || !to || (one && from != want))
 				continue;
 			sa_link_record_encode(from, (uint8_t)pn, p->peer->num, to, rec);
-			e = rec_offer(r, req, rec);
+			e = sa_rec_offer(r, req, rec);
 		}
 	}
 	return e;
@@ -583,7 +580,7 @@ static int collect_lfts(struct sa *sa, const struct sa_mad *req, struct records 
 				blk.port[k] = lid < n->lft_len ? n->lft[lid] : LFT_PORT_NONE;
 			}
 			sa_lft_record_encode(n->ports[0].lid, (uint16_t)b, &blk, rec);
-			e = rec_offer(r, req, rec);
+			e = sa_rec_offer(r, req, rec);
 		}
 	}
 	return e;
@@ -600,10 +597,10 @@ static int collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct reco
 	int e;
 
 	sa_sm_info_record_encode(env->sm_lid, &si, rec);
-	e = rec_offer(r, req, rec);
+	e = sa_rec_offer(r, req, rec);
 	for (size_t i = 0; !e && i < env->nsms; i++) {
 		sa_sm_info_record_encode(env->sms[i].lid, &env->sms[i].si, rec);
-		e = rec_offer(r, req, rec);
+		e = sa_rec_offer(r, req, rec);
 	}
 	return e;
 }
@@ -615,7 +612,7 @@ static int pkey_record(const struct fab_port *p, const struct sa_mad *req, struc
 	if (!p->pkeys_valid)
 		return 0;
 	sa_pkey_record_encode(p->lid, 0, p->num, p->pkeys, rec);
-	return rec_offer(r, req, rec);
+	return sa_rec_offer(r, req, rec);
 }
 
 static int collect_pkeys(struct sa *sa, const struct sa_mad *req, struct records *r)
@@ -640,7 +637,7 @@ static int guid_info_records(const struct fab_port *p, const struct sa_mad *req,
 		if (b == 0)
 			g[0] = p->guid;
 		sa_guid_info_record_encode(p->lid, (uint8_t)b, g, rec);
-		e = rec_offer(r, req, rec);
+		e = sa_rec_offer(r, req, rec);
 	}
 	return e;
 }
@@ -678,7 +675,7 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 			vl_arb_block_encode(ent, tab);
 			sa_vlarb_record_encode(lid, q->num, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
 							       VL_ARB_LOW_0_31) + b), tab, rec);
-			e = rec_offer(r, req, rec);
+			e = sa_rec_offer(r, req, rec);
 		}
 	}
 	return e;
@@ -855,7 +852,7 @@ static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int
 		prefix = prefix << 8 | gid[i];
 		guid = guid << 8 | gid[8 + i];
 	}
-	p = port_by_guid(sa, guid);
+	p = sa_port_by_guid(sa, guid);
 	if (!p || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000))) {
 		*status = SA_STATUS_INVALID_GID;
 		return NULL;
@@ -910,7 +907,7 @@ static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_por
 			if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
 				continue;
 			path_record_encode(&pr, rec);
-			e = rec_add(r, rec, 64);
+			e = sa_rec_add(r, rec, 64);
 			if (e)
 				return e;
 			(*limit)--;
@@ -969,6 +966,12 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 		/* RespTimeValue 18: 4.096 us * 2^18 is about 1 s */
 		.resp_time_value = 18,
 	};
+
+	/* Only what is served: multicast groups, send-only full members among them */
+	if (sa->mc) {
+		c.cap_mask |= SA_CAP_UD_MCAST;
+		c.cap_mask2 |= SA_CAP2_SENDONLY_FULL_MEMBER;
+	}
 	struct sa_mad resp;
 	uint8_t d[72];
 
@@ -1004,7 +1007,7 @@ static void sl2vl_finish(struct sa_pending *q)
 			continue;
 		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].out,
 				       q->items[i].vl, rec);
-		e = rec_offer(&recs, &q->req, rec);
+		e = sa_rec_offer(&recs, &q->req, rec);
 	}
 	if (e) {
 		free(recs.buf);
@@ -1138,12 +1141,37 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 		sl2vl_finish(q);
 }
 
+/*
+ * Join or leave (IBA 15.2.5.17): Set is answered with GetResp, Delete with
+ * DeleteResp, each carrying the group's record as it now stands for the port.
+ */
+static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	struct sa_mad resp;
+	uint8_t rec[MCR_SIZE];
+	uint16_t status = sa_mcast_modify(sa, req, from, rec);
+
+	if (status) {
+		respond_status(sa, req, from, status);
+		return;
+	}
+	respond_hdr(req, &resp, req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
+		    SA_METHOD_GET_RESP, 0);
+	resp.attr_offset = (MCR_SIZE + 7) / 8;
+	memcpy(resp.data, rec, MCR_SIZE);
+	sa->stats.answered++;
+	send_mad(sa, &resp, from->slid, from->qpn);
+	if (sa->env->mcast_changed)
+		sa->env->mcast_changed(sa->env->ctx);
+}
+
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct records recs = { 0 };
 	struct sa_mad req;
 	uint16_t attr;
 	size_t size;
+	bool modify;
 	int e = 0, status = 0;
 
 	sa_tick(sa);
@@ -1170,7 +1198,10 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	size = sa_record_size(attr);
-	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE) {
+	/* Set and Delete: joins and leaves of multicast groups only */
+	modify = (req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
+		 attr == SA_ATTR_MCMEMBER_RECORD;
+	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE && !modify) {
 		respond_status(sa, &req, from, size ? MAD_STATUS_METHOD_ATTR_UNSUPP :
 				 MAD_STATUS_METHOD_UNSUPP);
 		return;
@@ -1189,6 +1220,10 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		respond_status(sa, &req, from, MAD_STATUS_BUSY);
 		return;
 	}
+	if (modify) {
+		answer_modify(sa, &req, from);
+		return;
+	}
 	recs.size = (size + 7) & ~(size_t)7;
 	switch (attr) {
 	case SA_ATTR_NODE_RECORD: e = collect_nodes(sa, &req, &recs); break;
@@ -1204,6 +1239,8 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		sl2vl_query(sa, &req, from);
 		return;
 	case SA_ATTR_VLARB_RECORD: e = collect_vlarbs(sa, &req, &recs); break;
+	case SA_ATTR_MCMEMBER_RECORD: e = sa_mcast_collect(sa, &req, &recs); break;
+	case SA_ATTR_MFT_RECORD: e = sa_mft_collect(sa, &req, &recs); break;
 	default:
 		break;
 	}

@@ -45,8 +45,19 @@ struct sa_env {
 	 * were programmed (fab_node.vlarb_sig).
 	 */
 	const struct vl_arb_entry *vlarb;
-	/* Send one MAD on the SA agent to (dlid, qpn) */
-	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn);
+	/*
+	 * Multicast membership changed (a join, a leave): the owner updates
+	 * the trees and MFTs soon, not from inside the call. NULL: nobody.
+	 */
+	void (*mcast_changed)(void *ctx);
+	/*
+	 * Requests carrying this SM_Key are trusted (ProxyJoin for another
+	 * port, IBA 15.2.5.17); 0: nobody is.
+	 */
+	uint64_t trusted_key;
+	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		    uint32_t qpn);
 	void *ctx;
 };
 
@@ -68,6 +79,13 @@ struct sa *sa_free(struct sa *sa);
  */
 struct route_result;
 int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes);
+/*
+ * The multicast groups to serve and join (NULL: no multicast, joins are
+ * refused), and the forest of the model served (MFT records; NULL: none).
+ */
+struct mc_db;
+struct mc_forest;
+void sa_set_mcast(struct sa *sa, struct mc_db *db, const struct mc_forest *forest);
 /* One request (or RMPP ACK/STOP/ABORT) received on the SA agent */
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */

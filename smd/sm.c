@@ -38,6 +38,9 @@ void sm_set_state(struct smd *smd, enum sm_state st, const char *why)
 	if (smd->sm_state == st)
 		return;
 	log_notice("SM state %s -> %s: %s", sm_state_name(smd->sm_state), sm_state_name(st), why);
+	/* A master again later asks the hosts to join their groups again */
+	if (smd->sm_state == SM_MASTER)
+		smd->rereg_done = false;
 	smd->sm_state = st;
 	smd->poll_misses = 0;
 }

@@ -181,6 +181,13 @@ int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv)
 	return r < 0 ? 1 : 0;
 }
 
+struct mcast_list {
+	struct store_mcast *g;
+	size_t n, cap;
+};
+
+static int mcast_add(void *ctx, const struct store_mcast *g);
+
 int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -194,6 +201,7 @@ int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 	struct store *s = NULL;
 	struct store_sweep sw;
 	struct dump_meta m;
+	struct mcast_list groups = { 0 };
 	struct fabric *f;
 	int c, r;
 
@@ -225,22 +233,44 @@ int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 	if (open_db(ctx, 1, &s) < 0)
 		return 1;
 	r = store_load_fabric(s, &f, &sw);
+	if (!r)
+		r = store_foreach_mcast(s, mcast_add, &groups);
 	if (r < 0) {
 		fprintf(stderr, "smctl: %s: %s\n", ctx->db, store_errmsg(s));
 		store_close(s);
+		fabric_free(f);
+		free(groups.g);
 		return 1;
 	}
 	store_close(s);
 	m = (struct dump_meta){
 		.time = sw.started, .sweep_id = sw.id, .sm_node_guid = sw.sm_node_guid,
-		.sm_port_guid = sw.sm_port_guid,
+		.sm_port_guid = sw.sm_port_guid, .mcast = groups.g, .nmcast = groups.n,
 	};
 	r = dump_write(stdout, f, &m, fmt);
 	fabric_free(f);
+	free(groups.g);
 	if (r < 0) {
 		fprintf(stderr, "smctl dump: writing: %s\n", strerror(-r));
 		return 1;
 	}
+	return 0;
+}
+
+static int mcast_add(void *ctx, const struct store_mcast *g)
+{
+	struct mcast_list *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? 2 * l->cap : 16;
+		struct store_mcast *ng = realloc(l->g, ncap * sizeof(*ng));
+
+		if (!ng)
+			return -ENOMEM;
+		l->g = ng;
+		l->cap = ncap;
+	}
+	l->g[l->n++] = *g;
 	return 0;
 }
 

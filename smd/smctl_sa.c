@@ -237,6 +237,72 @@ static void print_generic(uint16_t attr, const uint8_t *rec)
 	printf("\n");
 }
 
+static const char *join_state_text(uint8_t js, char *buf, size_t len)
+{
+	static const char *const names[] = { "full", "non", "sendonly-non", "sendonly-full" };
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (unsigned int i = 0; i < 4; i++)
+		if (js & (1u << i))
+			o += (size_t)snprintf(buf + o, len > o ? len - o : 0, "%s%s", o ? "," : "",
+					      names[i]);
+	if (!o)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+/* Groups with their members: records of one group come one after the other */
+static void print_mcast(const struct answer *a)
+{
+	uint8_t prev[16] = { 0 };
+	size_t groups = 0;
+
+	for (size_t i = 0; i < nrecords(a); i++) {
+		struct mc_member_record r;
+		char g[64], js[64];
+		uint64_t prefix, guid;
+
+		mc_member_record_decode(record(a, i), &r);
+		if (!i || memcmp(prev, r.mgid, 16)) {
+			gid_str(r.mgid, g, sizeof(g));
+			printf("%s%-38s MLID 0x%04x Q_Key 0x%08x P_Key 0x%04x MTU %u rate %u "
+			       "SL %u scope %u\n", groups ? "\n" : "", g, r.mlid, r.qkey, r.pkey,
+			       mtu_to_bytes(r.mtu), sa_rate_to_dgbps(r.rate) / 10, r.sl, r.scope);
+			memcpy(prev, r.mgid, 16);
+			groups++;
+		}
+		gid_decode(r.port_gid, &prefix, &guid);
+		if (!guid) {
+			printf("    (no members)\n");
+			continue;
+		}
+		gid_str(r.port_gid, g, sizeof(g));
+		printf("    %-38s %s%s\n", g, join_state_text(r.join_state, js, sizeof(js)),
+		       r.proxy_join ? " (proxy)" : "");
+	}
+	printf("%zu groups, %zu records\n", groups, nrecords(a));
+}
+
+static void print_mft(const uint8_t *rec)
+{
+	unsigned int pos = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 1);
+	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 3);
+
+	for (unsigned int k = 0; k < 32; k++) {
+		unsigned int mask = (unsigned int)wire_bits_get(rec, 64 + 16 * k, 16);
+
+		if (!mask)
+			continue;
+		printf("%-5" PRIu64 " 0x%04x ports", sa_record_field(SA_ATTR_MFT_RECORD, rec, 0),
+		       0xc000 + blk * 32 + k);
+		for (unsigned int b = 0; b < 16; b++)
+			if (mask & (1u << b))
+				printf(" %u", pos * 16 + b);
+		printf("\n");
+	}
+}
+
 static const struct {
 	const char *name;
 	uint16_t attr;
@@ -253,6 +319,8 @@ static const struct {
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
 	{ "path", SA_ATTR_PATH_RECORD, "SLID  DLID  SGID                       DGID" },
+	{ "mcast", SA_ATTR_MCMEMBER_RECORD, "MGID (group), then its members: port GID, JoinState" },
+	{ "mft", SA_ATTR_MFT_RECORD, "LID   MLID   ports (switch port numbers)" },
 };
 
 static void usage(FILE *out)
@@ -262,7 +330,8 @@ static void usage(FILE *out)
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
-		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path\n");
+		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path mcast mft\n"
+		"(mcast: --lid names an MLID)\n");
 }
 
 static int parse_gid(const char *s, uint8_t g[16])
@@ -615,6 +684,11 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	}
 	if (kinds[ki].attr == SA_ATTR_PATH_RECORD) {
 		path_record_encode(&pr, rec);
+	} else if (kinds[ki].attr == SA_ATTR_MCMEMBER_RECORD) {
+		struct mc_member_record mr = { .mlid = (uint16_t)lid };
+
+		mc_member_record_encode(&mr, rec);
+		mask = lid >= 0 ? MCR_CM_MLID : 0;
 	} else if (lid >= 0) {
 		/* Every record but PathRecord starts with its LID, component 0 */
 		rec[0] = (uint8_t)(lid >> 8);
@@ -635,8 +709,13 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		rc = 0;
 	} else {
 		printf("%s\n", kinds[ki].header);
-		for (size_t i = 0; i < nrecords(&a); i++) {
-			if (kinds[ki].attr == SA_ATTR_PATH_RECORD)
+		if (kinds[ki].attr == SA_ATTR_MCMEMBER_RECORD)
+			print_mcast(&a);
+		for (size_t i = 0; i < nrecords(&a) && kinds[ki].attr != SA_ATTR_MCMEMBER_RECORD;
+		     i++) {
+			if (kinds[ki].attr == SA_ATTR_MFT_RECORD)
+				print_mft(record(&a, i));
+			else if (kinds[ki].attr == SA_ATTR_PATH_RECORD)
 				print_path(record(&a, i));
 			else if (kinds[ki].attr == SA_ATTR_NODE_RECORD)
 				print_node(record(&a, i));

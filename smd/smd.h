@@ -19,6 +19,7 @@ struct route_result;
 struct sweep_result;
 struct light_result;
 struct control;
+struct mcast;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
@@ -84,6 +85,8 @@ struct smd {
 	struct sm_peer master;		/* standby: the master it polls */
 	unsigned int poll_misses;	/* polls in a row the master left unanswered */
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
+	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
+	bool rereg_done;		/* ClientReregister sent since this SM became master */
 };
 
 #endif

@@ -6,9 +6,11 @@
 #include <time.h>
 
 #include "smd/log.h"
+#include "smd/mcast.h"
 #include "smd/sweep.h"
 #include "topo/discover.h"
 #include "topo/lid.h"
+#include "topo/mcast.h"
 #include "topo/route.h"
 
 struct sweep {
@@ -27,6 +29,8 @@ struct sweep {
 		uint8_t map[16];	/* ... that table, on every port pair */
 	} plan;
 	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];	/* low, high: every port */
+	struct mc_forest *forest;	/* multicast trees over this sweep's model */
+	bool rereg;			/* set ClientReregister on the CA ports */
 	int err;		/* a fatal error inside a callback (ENOMEM) */
 };
 
@@ -396,6 +400,17 @@ static int phase_configure_ports(struct sweep *sw)
 				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls ||
 				 pi.vl_high_limit != p->pi.vl_high_limit;
 			port_info_nochange(&pi);
+			/*
+			 * A new master asks every host to register again (IBA
+			 * 14.2.5.6 ClientReregister): its IPoIB and rdma_cm join
+			 * their multicast groups anew, on this SM's SA.
+			 */
+			if (sw->rereg && n->type != NODE_TYPE_SWITCH && fabric_is_endport(p) &&
+			    (p->pi.cap_mask & PORT_CAP_CLIENT_REREG)) {
+				pi.client_reregister = 1;
+				change = true;
+				sw->res->rereg++;
+			}
 			/* IBA 14.2.5.6: INIT -> ARMED needs the neighbour at least in INIT */
 			if (linked && p->pi.port_state == PORT_STATE_INIT) {
 				pi.port_state = PORT_STATE_ARMED;
@@ -1245,6 +1260,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		log_warn("routing: %u (switch, LID) pairs have no route", rs.unreachable);
 
 	t1 = now_s();
+	sw.rereg = smd->cfg.client_reregister && !smd->rereg_done;
 	r = phase_read_pkeys(&sw);
 	if (!r)
 		r = phase_vl_tables(&sw);
@@ -1256,8 +1272,12 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		r = phase_switch_info(&sw);
 	if (!r)
 		r = phase_activate(&sw);
+	if (!r && smd->mcast)
+		r = mcast_sweep(smd, sw.f, sw.routes, res, &sw.forest);
 	if (r < 0)
 		goto out;
+	if (sw.rereg)
+		smd->rereg_done = true;
 	res->t_program = now_s() - t1;
 	phase_verify(&sw);
 	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged; "
@@ -1307,7 +1327,10 @@ out:
 		smd->routes_repairable = sw.repairable;
 		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw.engine);
 		memcpy(smd->vlarb, sw.vlarb, sizeof(smd->vlarb));
+		if (smd->mcast)
+			mcast_adopt(smd, sw.forest);
 	} else {
+		mc_forest_free(sw.forest);
 		route_result_free(sw.routes);
 		fabric_free(sw.f);
 	}

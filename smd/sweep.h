@@ -30,6 +30,10 @@ struct sweep_result {
 	unsigned int vls_budget;	/* data VLs the engine was allowed */
 	char engine[48];		/* the routing engine used ("dfree, repaired") */
 	struct route_check chk;		/* the verifier's verdict on the routes */
+	unsigned int mcast_groups, mcast_trees;	/* multicast groups, and trees over the fabric */
+	unsigned int mcast_unsafe;	/* trees that close a cycle in the routes' CDG */
+	unsigned int mft_blocks_read, mft_blocks_sent;
+	unsigned int rereg;		/* CA ports asked to reregister (ClientReregister) */
 	uint64_t smps, timeouts, retries, failed;
 	double seconds, t_discover, t_route, t_program;
 	bool up;

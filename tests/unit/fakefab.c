@@ -239,6 +239,7 @@ int ff_answer(const struct fakefab *ff, const struct disc_probe *p, struct node_
 			return -EREMOTEIO;
 		memset(si, 0, sizeof(*si));
 		si->lft_cap = 49152;
+		si->mft_cap = 1024;	/* as ibsim's switches */
 		return 0;
 	case DISC_PORT_INFO:
 		if (p->port > n->nports)
@@ -247,6 +248,8 @@ int ff_answer(const struct fakefab *ff, const struct disc_probe *p, struct node_
 		pi->local_port = p->port;
 		pi->mtu_cap = 4;
 		pi->vl_cap = 4;
+		pi->link_width_active = 2;	/* 4x SDR: 10 Gb/s */
+		pi->link_speed_active = 1;
 		if (p->port == 0) {
 			pi->port_state = PORT_STATE_ACTIVE;
 			pi->phys_state = PHYS_STATE_LINKUP;

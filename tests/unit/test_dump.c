@@ -384,8 +384,26 @@ static void test_empty_and_names(void)
 		      "  \"time\": 1700000000, \"sweep\": 0,\n"
 		      "  \"sm\": { \"node_guid\": \"0x0000000000000000\","
 		      " \"port_guid\": \"0x0000000000000000\" },\n"
-		      "  \"nodes\": [],\n  \"links\": []\n}\n"));
+		      "  \"nodes\": [],\n  \"links\": [],\n  \"mcast_groups\": []\n}\n"));
 	free(s);
+	{
+		/* The live multicast groups, as the database holds them */
+		struct store_mcast g[2] = {
+			{ .mgid = { 0xff, 0x12, 0x40, 0x1b, 0xff, 0xff, [12] = 0xff, 0xff, 0xff,
+				    0xff }, .mlid = 0xc000, .present = 1 },
+			{ .mgid = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, [15] = 1 }, .mlid = 0xc001,
+			  .present = 1 },
+		};
+		struct dump_meta mm = m;
+
+		mm.mcast = g;
+		mm.nmcast = 2;
+		s = dump_to_string(f, &mm, DUMP_JSON);
+		CHECK(strstr(s, "  \"mcast_groups\": [\n"
+			     "    { \"mgid\": \"ff12:401b:ffff::ffff:ffff\", \"mlid\": \"0xc000\" },\n"
+			     "    { \"mgid\": \"ff12:601b:ffff::1\", \"mlid\": \"0xc001\" }\n  ]\n}\n"));
+		free(s);
+	}
 	s = dump_to_string(f, &m, DUMP_IBNETDISCOVER);
 	CHECK(!strcmp(s, "#\n# Topology file: generated on Tue Nov 14 22:13:20 2023\n#\n"
 		      "# Initiated from node 0000000000000000 port 0000000000000000\n"));

@@ -15,6 +15,7 @@
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"
+#include "topo/mcast.h"
 #include "topo/route.h"
 
 static const char *net =
@@ -31,10 +32,18 @@ static const char *net =
 static uint8_t sent[MAX_SENT][MAD_SIZE];
 static unsigned int nsent;
 
-static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn)
+static size_t sent_len[MAX_SENT];
+
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		     uint32_t qpn)
 {
-	if (nsent < MAX_SENT)
-		memcpy(sent[nsent++], mad, MAD_SIZE);
+	CHECK(len >= SA_HDR_SIZE && len <= MAD_SIZE);
+	if (nsent < MAX_SENT) {
+		/* What a receiver gets: the first len bytes, zeros after */
+		memset(sent[nsent], 0, MAD_SIZE);
+		memcpy(sent[nsent], mad, len);
+		sent_len[nsent++] = len;
+	}
 	return 0;
 }
 
@@ -85,6 +94,11 @@ static void setup(void)
 		}
 }
 
+#define IPOIB_MASK (MCR_CM_MGID | MCR_CM_PORT_GID | MCR_CM_PKEY | MCR_CM_JOIN_STATE)
+
+static uint64_t req_sm_key;	/* the SM_Key requests carry */
+static const struct mad_addr *req_from;	/* who sends them (NULL: client) */
+
 static void request(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 		    const uint8_t *rec, size_t len, uint64_t tid)
 {
@@ -98,11 +112,12 @@ static void request(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 	m.hdr.attr_id = attr;
 	m.hdr.tid = tid;
 	m.comp_mask = mask;
+	m.sm_key = req_sm_key;
 	if (rec)
 		memcpy(m.data, rec, len);
 	sa_mad_encode(&m, buf);
 	nsent = 0;
-	sa_handle(sa, buf, MAD_SIZE, &client);
+	sa_handle(sa, buf, MAD_SIZE, req_from ? req_from : &client);
 }
 
 static uint16_t last_status(void)
@@ -491,12 +506,23 @@ static void test_fuzz(void)
 		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
 		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
 		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
+		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD,
 	};
 	struct sa *sa;
+	struct mc_db *db;
+	struct mc_forest *fo;
 	unsigned int answered = 0;
+	uint8_t bc[16];
+	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
 	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Multicast too: joins, leaves and creations of random groups */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0xffff, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
+	CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
+	sa_set_mcast(sa, db, fo);
 	for (int it = 0; it < 20000; it++) {
 		uint8_t buf[MAD_SIZE];
 		size_t len = MAD_SIZE;
@@ -506,6 +532,7 @@ static void test_fuzz(void)
 		m.hdr.mgmt_class = MAD_CLASS_SA;
 		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
 		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
+			       (rnd() % 2) ? (rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE) :
 					     (uint8_t)rnd();
 		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
 		m.hdr.tid = rnd();
@@ -516,6 +543,32 @@ static void test_fuzz(void)
 		/* Small LIDs so that masks select real records now and then */
 		m.data[0] = 0;
 		m.data[1] = (uint8_t)(rnd() % 16);
+		if (m.hdr.attr_id == SA_ATTR_MCMEMBER_RECORD && rnd() % 2) {
+			/*
+			 * Half of them plausible: joins and leaves of a few MGIDs
+			 * (the broadcast group among them) from the client's own
+			 * port, with the create components, so that groups come
+			 * and go; then perhaps damaged like the rest.
+			 */
+			struct mc_member_record r = { .qkey = rnd(), .pkey = 0xffff,
+						      .sl = (uint8_t)(rnd() % 16),
+						      .join_state = (uint8_t)(rnd() % 16) };
+
+			if (rnd() % 4) {
+				memcpy(r.mgid, bc, 16);
+				r.mgid[2] = 0x60;
+				r.mgid[15] = (uint8_t)(rnd() % 8);
+			} else {
+				memcpy(r.mgid, bc, 16);
+			}
+			gid_encode(UINT64_C(0xfe80000000000000),
+				   fabric_port_by_lid(fab, client.slid)->guid, r.port_gid);
+			mc_member_record_encode(&r, m.data);
+			m.hdr.class_version = 2;
+			m.hdr.method = rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE;
+			m.comp_mask = IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL | MCR_CM_FLOW_LABEL |
+				      MCR_CM_TCLASS | (rnd() % 4 ? 0 : rnd() & 0x3ffff);
+		}
 		if (rnd() % 5 == 0) {
 			m.rmpp.flags = RMPP_FLAG_ACTIVE;
 			m.rmpp.type = (uint8_t)(rnd() % 6);
@@ -538,10 +591,265 @@ static void test_fuzz(void)
 		}
 		if (it % 1000 == 0)
 			sa_tick(sa);
+		if (it % 500 == 0) {
+			uint64_t dirty[MLID_COUNT / 64 + 1];
+
+			mc_db_take_dirty(db, dirty);
+			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
+		}
 	}
+	CHECK(mc_db_count(db) >= 1);
+	{
+		struct mc_event ev[64];
+		size_t k, created = 0;
+
+		while ((k = mc_db_take_events(db, ev, 64)) > 0)
+			for (size_t i = 0; i < k; i++)
+				created += ev[i].created;
+		/* The fuzzer must reach the joins that create groups, not only refusals */
+		CHECK(created > 10);
+		fprintf(stderr, "  fuzz: %zu multicast groups created, %zu left\n", created,
+			mc_db_count(db));
+	}
+	sa_set_mcast(sa, NULL, NULL);
+	mc_forest_free(fo);
+	mc_db_free(db);
 	/* The fuzzer must reach the answering paths, not only the decoder */
 	CHECK(answered > 5000);
 	sa_free(sa);
+}
+
+/* ---- multicast ---- */
+
+static unsigned int mcast_calls;
+
+static void count_changed(void *ctx)
+{
+	(void)ctx;
+	mcast_calls++;
+}
+
+static void mcr_make(struct mc_member_record *r, const struct fab_port *p, const uint8_t *mgid)
+{
+	memset(r, 0, sizeof(*r));
+	if (mgid)
+		memcpy(r->mgid, mgid, 16);
+	gid_encode(UINT64_C(0xfe80000000000000), p->guid, r->port_gid);
+	r->pkey = 0xffff;
+	r->join_state = MC_JOIN_FULL;
+}
+
+/* Send r with mask from port p; the answer's status, and its record in *out */
+static uint16_t mcr_send(struct sa *sa, uint8_t method, const struct mc_member_record *r,
+			 uint64_t mask, const struct fab_port *p, struct mc_member_record *out)
+{
+	static uint64_t tid = 5000;
+	struct mad_addr from = { .slid = p->lid, .qpn = 1 };
+	uint8_t rec[MCR_SIZE];
+	struct sa_mad m;
+
+	mc_member_record_encode(r, rec);
+	req_from = &from;
+	request(sa, method, SA_ATTR_MCMEMBER_RECORD, mask, rec, sizeof(rec), ++tid);
+	req_from = NULL;
+	CHECK_EQ(nsent, 1);
+	if (!nsent || sa_mad_decode(sent[0], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	CHECK_EQ(m.hdr.method, method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
+		 SA_METHOD_GET_RESP);
+	CHECK_EQ(m.hdr.tid, tid);
+	if (out)
+		mc_member_record_decode(m.data, out);
+	return m.hdr.status;
+}
+
+static void test_mcast(void)
+{
+	struct sa_env e = env;
+	struct sa *sa;
+	struct mc_db *db;
+	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3, .scope = 2 };
+	struct mc_member_record r, got;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	uint8_t bc[16], other[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, [15] = 1 };
+	uint8_t *tab = NULL;
+	size_t n, rsize;
+
+	e.mcast_changed = count_changed;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Without groups to serve, joins are refused as unsupported */
+	mcr_make(&r, h1, bc);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL),
+		 MAD_STATUS_METHOD_ATTR_UNSUPP);
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0xffff, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
+	sa_set_mcast(sa, db, NULL);
+	/* ClassPortInfo now says so: UD multicast, send-only full members */
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 77);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(wire_bits_get(m.data, 16, 16) & SA_CAP_UD_MCAST);
+		CHECK(wire_bits_get(m.data, 32, 27) & SA_CAP2_SENDONLY_FULL_MEMBER);
+	}
+	/* The Linux IPoIB join */
+	mcr_make(&r, h1, bc);
+	mcast_calls = 0;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, &got), 0);
+	CHECK_EQ(got.mlid, 0xc000);
+	CHECK_EQ(got.qkey, 0x0b1b);
+	CHECK_EQ(got.mtu, 4);
+	CHECK_EQ(got.rate, 3);
+	CHECK_EQ(got.join_state, MC_JOIN_FULL);
+	CHECK(!memcmp(got.port_gid, r.port_gid, 16));
+	CHECK_EQ(mcast_calls, 1);
+	mcr_make(&r, h3, bc);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h3, &got), 0);
+	/* Someone else's PortGID: refused, unless trusted and a ProxyJoin */
+	mcr_make(&r, h3, bc);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
+	r.proxy_join = 1;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_PROXY_JOIN, h1, NULL),
+		 SA_STATUS_REQ_INVALID);
+	/* ... and leaves of it too */
+	CHECK_EQ(mcr_send(sa, SA_METHOD_DELETE, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
+	req_sm_key = 0x5eed;
+	e.trusted_key = 0x5eed;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_PROXY_JOIN, h1, &got), 0);
+	CHECK_EQ(got.proxy_join, 1);
+	req_sm_key = 0;
+	e.trusted_key = 0;
+	/* A GID of no port here; a prefix of another subnet */
+	mcr_make(&r, h1, bc);
+	r.port_gid[15] ^= 0x55;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_INVALID_GID);
+	mcr_make(&r, h1, bc);
+	r.port_gid[0] = 0x20;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_INVALID_GID);
+	/* Bad requests and their statuses; nothing changes */
+	mcr_make(&r, h1, bc);
+	r.join_state = 0;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
+	mcr_make(&r, h1, other);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_INSUFFICIENT);
+	mcr_make(&r, h1, bc);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, MCR_CM_MGID | MCR_CM_JOIN_STATE, h1, NULL),
+		 SA_STATUS_INSUFFICIENT);
+	mcr_make(&r, h1, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
+	/* MTU 4096 exactly, on a 2048 link */
+	mcr_make(&r, h1, other);
+	r.mtu = 5;
+	r.mtu_selector = MC_SEL_EQ;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL |
+			  MCR_CM_FLOW_LABEL | MCR_CM_TCLASS | MCR_CM_MTU | MCR_CM_MTU_SELECTOR,
+			  h1, NULL), SA_STATUS_REQ_INVALID);
+	CHECK_EQ(mc_db_count(db), 1);
+	/* A group created by a join with the create components, MGID 0 */
+	mcr_make(&r, h1, NULL);
+	r.qkey = 0x1234;
+	r.join_state = MC_JOIN_SENDONLY_FULL;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL |
+			  MCR_CM_FLOW_LABEL | MCR_CM_TCLASS, h1, &got), 0);
+	CHECK_EQ(got.mgid[0], 0xff);
+	CHECK_EQ(got.mlid, 0xc001);
+	CHECK_EQ(got.qkey, 0x1234);
+	CHECK_EQ(mc_db_count(db), 2);
+	/* A table in one segment ends after its last record: saquery counts by length */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, 903);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sent_len[0], SA_HDR_SIZE + 2 * 56);
+	ack(sa, 903, RMPP_TYPE_ACK, 1, 1);
+	/* GetTable, untrusted: one record per group, nobody's membership shown */
+	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(rsize, 56);
+	for (size_t i = 0; i < n; i++) {
+		mc_member_record_decode(tab + i * rsize, &got);
+		CHECK_EQ(got.join_state, 0);
+		CHECK_EQ(got.port_gid[15] | got.port_gid[0], 0);
+	}
+	free(tab);
+	/* Trusted: every (group, member): h1 and h3 in the broadcast group, h1 in the new one */
+	e.trusted_key = 0x5eed;
+	req_sm_key = 0x5eed;
+	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 3);
+	free(tab);
+	/* A wrong key is no key */
+	req_sm_key = 0x5eee;
+	n = get_table(sa, SA_ATTR_MCMEMBER_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 2);
+	free(tab);
+	req_sm_key = 0x5eed;
+	/* Get of one member by MGID and PortGID */
+	mcr_make(&r, h3, bc);
+	{
+		uint8_t rec[MCR_SIZE];
+		struct sa_mad m;
+
+		mc_member_record_encode(&r, rec);
+		request(sa, SA_METHOD_GET, SA_ATTR_MCMEMBER_RECORD, MCR_CM_MGID | MCR_CM_PORT_GID,
+			rec, sizeof(rec), 901);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		mc_member_record_decode(m.data, &got);
+		CHECK_EQ(got.mlid, 0xc000);
+		CHECK(!memcmp(got.port_gid, r.port_gid, 16));
+	}
+	req_sm_key = 0;
+	e.trusted_key = 0;
+	/* Leave: Delete, answered with DeleteResp; a leave of a group one is not in */
+	memcpy(r.mgid, got.mgid, 16);
+	mcr_make(&r, h1, other);
+	CHECK_EQ(mcr_send(sa, SA_METHOD_DELETE, &r, IPOIB_MASK, h1, NULL), SA_STATUS_REQ_INVALID);
+	mcr_make(&r, h1, NULL);
+	{
+		const struct mc_group *g = mc_db_by_mlid(db, 0xc001);
+
+		CHECK(g != NULL);
+		if (g)
+			memcpy(r.mgid, g->mgid, 16);
+	}
+	r.join_state = MC_JOIN_SENDONLY_FULL;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_DELETE, &r, IPOIB_MASK, h1, &got), 0);
+	CHECK_EQ(got.join_state, 0);
+	CHECK_EQ(mc_db_count(db), 1);
+	CHECK(mc_db_by_mlid(db, 0xc001) == NULL);
+	/* MFT records: none without a forest */
+	n = get_table(sa, SA_ATTR_MFT_RECORD, 0, NULL, 0, &tab, &rsize);
+	CHECK_EQ(n, 0);
+	free(tab);
+	{
+		struct mc_forest *fo;
+		uint64_t dirty[MLID_COUNT / 64 + 1];
+		struct sa_mad m;
+		uint8_t rec[72] = { 0 };
+
+		CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
+		mc_db_take_dirty(db, dirty);
+		CHECK_EQ(mc_forest_update(fo, db, NULL), 0);
+		sa_set_mcast(sa, db, fo);
+		/* One block (MLIDs 0xc000-0xc01f) by one position per switch (9 ports) */
+		n = get_table(sa, SA_ATTR_MFT_RECORD, 0, NULL, 0, &tab, &rsize);
+		CHECK_EQ(n, 3);
+		CHECK_EQ(rsize, 72);
+		free(tab);
+		/* s3: h3 on port 2, s2 on port 1: both in MLID 0xc000's mask */
+		wire_bits_set(rec, 0, 16, port_of("s3", 0)->lid);
+		request(sa, SA_METHOD_GET, SA_ATTR_MFT_RECORD, 1, rec, sizeof(rec), 902);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK_EQ(wire_bits_get(m.data, 64, 16), (1u << 1) | (1u << 2));
+		sa_set_mcast(sa, db, NULL);
+		mc_forest_free(fo);
+	}
+	sa_free(sa);
+	mc_db_free(db);
 }
 
 /* PathRecord.SL is the routing engine's SL for that pair (a ring needs two VLs) */
@@ -626,6 +934,7 @@ int main(void)
 	RUN(test_rmpp_control);
 	RUN(test_sl2vl);
 	RUN(test_path_sl);
+	RUN(test_mcast);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);

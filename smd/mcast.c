@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "smd/log.h"
+#include "smd/mcast.h"
+#include "smd/smd.h"
+#include "smd/sweep.h"
+#include "topo/mcast.h"
+
+/*
+ * MFT SMPs a pump keeps submitted at once: the transaction window sends
+ * them; more would only wait in memory.
+ */
+#define MCAST_INFLIGHT_MAX	256
+
+struct mcast {
+	struct mc_db *db;
+	struct mc_forest *fo;		/* over smd->fabric; NULL before the first sweep */
+	struct mc_forest *spare;	/* a failed sweep's: SMPs may still name it */
+	uint64_t gen;			/* bumped when fo is replaced */
+	bool pending;			/* joins or leaves since the last update */
+	bool sweeping;			/* a heavy sweep programs its own forest */
+	unsigned int inflight;
+	struct mcast_stats st;
+};
+
+struct mft_ctx {
+	struct smd *smd;
+	struct mc_forest *fo;		/* the forest the block belongs to */
+	uint64_t gen;			/* 0: a sweep's forest, always current */
+	struct mc_block b;
+};
+
+static int load_cb(void *ctx, const struct store_mcast *g)
+{
+	struct mc_db *db = ctx;
+
+	/* A bad row is left out, not fatal: the group gets a fresh MLID */
+	if (mc_db_remember(db, g->mgid, g->mlid) < 0)
+		log_debug("multicast: ignoring a remembered MLID 0x%04x", g->mlid);
+	return 0;
+}
+
+static int ipoib_group(struct smd *smd)
+{
+	const struct smd_config *c = &smd->cfg;
+	struct mc_params p = {
+		.qkey = 0x0b1b, .pkey = 0xffff, .mtu = (uint8_t)c->ipoib_mtu,
+		.rate = (uint8_t)c->ipoib_rate, .sl = (uint8_t)c->ipoib_sl, .scope = 2,
+		.plt = (uint8_t)c->packet_life_time,
+	};
+	uint8_t mgid[16];
+	struct mc_group *g;
+	int r;
+
+	/* RFC 4391: the IPv4 broadcast group of the default partition, link-local */
+	mc_ipoib_mgid(0xffff, 2, mgid);
+	r = mc_db_add_permanent(smd->mcast->db, mgid, &p, &g);
+	if (r < 0)
+		return r;
+	log_info("multicast: IPoIB broadcast group of P_Key 0xffff on MLID 0x%04x "
+		 "(MTU %u, rate code %u, SL %u, Q_Key 0x%x)", g->mlid,
+		 mtu_to_bytes(p.mtu), p.rate, p.sl, p.qkey);
+	return 0;
+}
+
+int mcast_init(struct smd *smd)
+{
+	struct mcast *m = calloc(1, sizeof(*m));
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = mc_db_new(LID_MCAST_MAX, &m->db);
+	if (r < 0) {
+		free(m);
+		return r;
+	}
+	mc_db_set_plt(m->db, (uint8_t)smd->cfg.packet_life_time);
+	smd->mcast = m;
+	if (smd->store) {
+		r = store_foreach_mcast(smd->store, load_cb, m->db);
+		if (r < 0)
+			log_warn("multicast: the MLIDs of the groups before this start are not "
+				 "known (%s); groups get new ones", store_errmsg(smd->store));
+		else if (mc_db_remembered(m->db))
+			log_info("multicast: %zu groups' MLIDs remembered from before",
+				 mc_db_remembered(m->db));
+	}
+	if (smd->cfg.ipoib) {
+		r = ipoib_group(smd);
+		if (r < 0)
+			return r;
+	}
+	smd->sa_env.mcast_changed = mcast_changed;
+	return 0;
+}
+
+void mcast_fini(struct smd *smd)
+{
+	struct mcast *m = smd->mcast;
+
+	if (!m)
+		return;
+	mc_forest_free(m->fo);
+	mc_forest_free(m->spare);
+	mc_db_free(m->db);
+	free(m);
+	smd->mcast = NULL;
+}
+
+const struct mcast_stats *mcast_stats(const struct smd *smd)
+{
+	return &smd->mcast->st;
+}
+
+struct mc_db *mcast_db(const struct smd *smd)
+{
+	return smd->mcast ? smd->mcast->db : NULL;
+}
+
+struct mc_forest *mcast_forest(const struct smd *smd)
+{
+	return smd->mcast ? smd->mcast->fo : NULL;
+}
+
+/* Groups that appeared or went: their MLIDs in the database, in one transaction */
+static void persist(struct smd *smd)
+{
+	struct mcast *m = smd->mcast;
+	struct mc_event ev[256];
+	struct store_mcast g[256];
+	size_t n;
+
+	while ((n = mc_db_take_events(m->db, ev, 256)) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			memcpy(g[i].mgid, ev[i].mgid, 16);
+			g[i].mlid = ev[i].mlid;
+			g[i].present = ev[i].created;
+			if (ev[i].created)
+				m->st.created++;
+			else
+				m->st.deleted++;
+		}
+		if (smd->store && store_mcast_save(smd->store, g, n, time(NULL)) < 0)
+			log_warn("multicast: groups not saved to the database (%s); their MLIDs "
+				 "may change after a restart", store_errmsg(smd->store));
+	}
+}
+
+static int pump(struct smd *smd, struct mc_forest *fo, uint64_t gen);
+
+static void mft_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct mft_ctx *c = arg;
+	struct smd *smd = c->smd;
+	struct mcast *m = smd->mcast;
+	struct mft_block held;
+
+	m->inflight--;
+	/* A block of a forest replaced since: the new one reads it again */
+	if (c->gen && c->gen != m->gen) {
+		free(c);
+		return;
+	}
+	if (status == 0) {
+		mft_block_decode(resp->data, &held);
+		if (c->b.read)
+			m->st.blocks_read++;
+		else
+			m->st.blocks_written++;
+		if (!c->b.read && memcmp(held.mask, c->b.mask, sizeof(held.mask)))
+			log_warn("multicast: %s (GUID 0x%016" PRIx64 ") holds other MFT entries "
+				 "than were written to block %u position %u",
+				 c->b.node->desc_valid ? c->b.node->desc : "switch",
+				 c->b.node->guid, c->b.block, c->b.pos);
+	} else {
+		m->st.block_errors++;
+		log_warn("multicast: MFT block %u position %u of %s (GUID 0x%016" PRIx64
+			 ") could not be %s: %s", c->b.block, c->b.pos,
+			 c->b.node->desc_valid ? c->b.node->desc : "switch", c->b.node->guid,
+			 c->b.read ? "read" : "written", strerror(-status));
+	}
+	if (mc_forest_done(c->fo, &c->b, status == 0 ? held.mask : NULL) < 0)
+		log_error("multicast: out of memory queueing MFT blocks");
+	if (c->gen && !m->sweeping)
+		pump(smd, c->fo, c->gen);
+	free(c);
+}
+
+/* Submit the forest's pending blocks, at most MCAST_INFLIGHT_MAX at once */
+static int pump(struct smd *smd, struct mc_forest *fo, uint64_t gen)
+{
+	struct mcast *m = smd->mcast;
+
+	while (m->inflight < MCAST_INFLIGHT_MAX) {
+		struct mft_ctx *c = malloc(sizeof(*c));
+		struct mft_block blk;
+		struct smp req;
+		int r;
+
+		if (!c)
+			return -ENOMEM;
+		if (!mc_forest_next(fo, &c->b)) {
+			free(c);
+			return 0;
+		}
+		c->smd = smd;
+		c->fo = fo;
+		c->gen = gen;
+		smp_init_dr(&req, c->b.read ? MAD_METHOD_GET : MAD_METHOD_SET, SMP_ATTR_MFT,
+			    mft_amod(c->b.block, c->b.pos), &c->b.node->path);
+		memcpy(blk.mask, c->b.mask, sizeof(blk.mask));
+		if (!c->b.read)
+			mft_block_encode(&blk, req.data);
+		r = txn_submit(smd->txn, &req, 0, mft_cb, c);
+		if (r < 0) {
+			mc_forest_done(fo, &c->b, NULL);
+			free(c);
+			return r;
+		}
+		m->inflight++;
+	}
+	return 0;
+}
+
+static bool port_alive(void *ctx, uint64_t guid)
+{
+	const struct fabric *f = ctx;
+
+	/* Endports of the new model by GUID: the switches' and the CA ports' */
+	for (size_t i = 0; i < f->nnodes; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		if (n->type == NODE_TYPE_SWITCH) {
+			if (n->guid == guid)
+				return n->ports[0].lid != 0;
+			continue;
+		}
+		for (unsigned int p = 1; p <= n->num_ports; p++)
+			if (n->ports[p].guid == guid)
+				return n->ports[p].lid != 0;
+	}
+	return false;
+}
+
+struct alive_idx {
+	uint64_t *guids;		/* sorted */
+	size_t n;
+};
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static bool idx_alive(void *ctx, uint64_t guid)
+{
+	const struct alive_idx *a = ctx;
+
+	return bsearch(&guid, a->guids, a->n, sizeof(guid), cmp_u64) != NULL;
+}
+
+/* Departed members go (sorted GUIDs: O(members log ports)); -ENOMEM falls back to a walk */
+static size_t purge(struct mc_db *db, const struct fabric *f)
+{
+	struct alive_idx a = { 0 };
+	size_t n = 0, dropped;
+
+	for (size_t i = 0; i < f->nnodes; i++)
+		n += f->nodes[i]->num_ports + 1u;
+	a.guids = malloc(n * sizeof(*a.guids));
+	if (!a.guids)
+		return mc_db_purge(db, port_alive, (void *)f);
+	for (size_t i = 0; i < f->nnodes; i++) {
+		const struct fab_node *nd = f->nodes[i];
+
+		for (unsigned int p = 0; p <= nd->num_ports; p++)
+			if (fabric_is_endport(&nd->ports[p]) && nd->ports[p].lid)
+				a.guids[a.n++] = nd->ports[p].guid;
+	}
+	qsort(a.guids, a.n, sizeof(*a.guids), cmp_u64);
+	dropped = mc_db_purge(db, idx_alive, &a);
+	free(a.guids);
+	return dropped;
+}
+
+int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
+		struct sweep_result *res, struct mc_forest **out)
+{
+	struct mcast *m = smd->mcast;
+	struct mc_forest *fo = NULL;
+	uint64_t dirty[MLID_COUNT / 64 + 1];
+	const struct mc_forest_stats *fs;
+	unsigned int cap = 0, over = 0;
+	uint64_t rd = m->st.blocks_read, wr = m->st.blocks_written;
+	size_t dropped;
+	bool acyclic = true;
+	int e;
+
+	*out = NULL;
+	/* MLIDs every switch's MFT can hold (MulticastFDBCap, IBA 14.2.5.4) */
+	for (size_t s = 0; s < f->nswitches; s++) {
+		const struct fab_node *n = f->switches[s];
+
+		if (n->si_valid && n->si.mft_cap && (!cap || n->si.mft_cap < cap))
+			cap = n->si.mft_cap;
+	}
+	if (cap) {
+		mc_db_set_top(m->db, (uint16_t)(cap > MLID_COUNT ? LID_MCAST_MAX :
+						LID_MCAST_MIN + cap - 1), &over);
+		if (over)
+			log_warn("multicast: %u groups have MLIDs beyond what some switch's MFT "
+				 "holds (%u entries)", over, cap);
+	}
+	dropped = purge(m->db, f);
+	if (dropped)
+		log_info("multicast: %zu memberships of ports that left the fabric dropped",
+			 dropped);
+	persist(smd);
+	e = mc_forest_new(f, r, &fo);
+	if (e < 0)
+		return e;
+	/* Every group on the new model: the dirty marks are all covered */
+	mc_db_take_dirty(m->db, dirty);
+	e = mc_forest_update(fo, m->db, NULL);
+	if (e < 0)
+		goto fail;
+	m->sweeping = true;
+	while (mc_forest_pending(fo) || m->inflight) {
+		e = pump(smd, fo, 0);
+		if (e == 0)
+			e = txn_run(smd->txn);
+		if (e < 0)
+			break;
+	}
+	m->sweeping = false;
+	if (e < 0)
+		goto fail;
+	fs = mc_forest_stats(fo);
+	res->mcast_groups = (unsigned int)mc_db_count(m->db);
+	res->mcast_trees = fs->trees;
+	res->mft_blocks_read = (unsigned int)(m->st.blocks_read - rd);
+	res->mft_blocks_sent = (unsigned int)(m->st.blocks_written - wr);
+	if (mc_forest_check_cdg(fo, &acyclic) == 0 && !acyclic)
+		log_warn("multicast: the trees and the unicast routes together have a cyclic "
+			 "channel dependency graph: multicast traffic can deadlock");
+	if (fs->unsafe)
+		log_warn("multicast: %u groups' trees close a cycle in the channel dependency "
+			 "graph of the routes on their VL (no root avoided it)", fs->unsafe);
+	if (fs->unroutable)
+		log_warn("multicast: %u groups have members no root reaches", fs->unroutable);
+	if (fs->over_cap)
+		log_warn("multicast: %u (group, switch) pairs beyond the switch's MFT capacity",
+			 fs->over_cap);
+	res->mcast_unsafe = fs->unsafe;
+	*out = fo;
+	return 0;
+fail:
+	/* Its blocks may still be in flight: freed once the next sweep is through */
+	mc_forest_free(m->spare);
+	m->spare = fo;
+	return e;
+}
+
+void mcast_adopt(struct smd *smd, struct mc_forest *fo)
+{
+	struct mcast *m = smd->mcast;
+
+	mc_forest_free(m->fo);
+	mc_forest_free(m->spare);
+	m->spare = NULL;
+	m->fo = fo;
+	m->gen++;
+	/* Joins during the sweep: update the new trees for them */
+	if (m->pending)
+		mcast_run(smd);
+}
+
+void mcast_changed(void *ctx)
+{
+	struct smd *smd = ctx;
+
+	smd->mcast->pending = true;
+}
+
+void mcast_run(struct smd *smd)
+{
+	struct mcast *m = smd->mcast;
+	uint64_t dirty[MLID_COUNT / 64 + 1];
+	int e;
+
+	if (!m || !m->pending || m->sweeping || !m->fo || smd->sm_state != SM_MASTER)
+		return;
+	m->pending = false;
+	persist(smd);
+	if (!mc_db_take_dirty(m->db, dirty))
+		return;
+	m->st.updates++;
+	e = mc_forest_update(m->fo, m->db, dirty);
+	if (e == 0)
+		e = pump(smd, m->fo, m->gen);
+	if (e < 0)
+		log_error("multicast: updating the forwarding tables failed: %s", strerror(-e));
+}
