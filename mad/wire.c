@@ -445,6 +445,17 @@ void sl2vl_table_encode(const uint8_t vl[16], uint8_t d[SMP_DATA_SIZE])
 		SET(d, 4 * sl, 4, vl[sl] & 0xf);
 }
 
+uint32_t sl2vl_amod(unsigned int in, unsigned int out, bool all_in, bool all_out)
+{
+	return (all_in ? SL2VL_AMOD_ALL_IN : (in & 0xffu) << 8) |
+	       (all_out ? SL2VL_AMOD_ALL_OUT : out & 0xffu);
+}
+
+bool switch_info_opt_sl2vl(const struct switch_info *si)
+{
+	return si->optimized_sl2vl & 1;
+}
+
 /* IBA 14.2.5.9, Table 158: per entry 4 reserved bits, the VL (4), the weight (8) */
 void vl_arb_block_decode(const uint8_t d[SMP_DATA_SIZE], struct vl_arb_entry e[VL_ARB_BLOCK_SIZE])
 {

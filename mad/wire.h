@@ -266,6 +266,18 @@ void port_info_encode(const struct port_info *pi, uint8_t data[SMP_DATA_SIZE]);
 void sl2vl_table_decode(const uint8_t data[SMP_DATA_SIZE], uint8_t vl[16]);
 void sl2vl_table_encode(const uint8_t vl[16], uint8_t data[SMP_DATA_SIZE]);
 /*
+ * SLtoVLMappingTable attribute modifier (IBA 14.2.5.8): on a switch the
+ * output port in bits 0-7 and the input port in bits 8-15 (0 for a CA port).
+ * A switch that sets OptimizedSLtoVLMappingProgramming in SwitchInfo (IBA
+ * 14.2.5.4) also takes bit 16, "every output port", and bit 17, "every
+ * input port": one Set then programs a whole row, column or switch.
+ */
+#define SL2VL_AMOD_ALL_OUT	(UINT32_C(1) << 16)
+#define SL2VL_AMOD_ALL_IN	(UINT32_C(1) << 17)
+uint32_t sl2vl_amod(unsigned int in, unsigned int out, bool all_in, bool all_out);
+/* Whether a switch takes SL2VL_AMOD_ALL_IN/OUT (the low bit of the 2-bit field) */
+bool switch_info_opt_sl2vl(const struct switch_info *si);
+/*
  * VLArbitrationTable: IBA 14.2.5.9. One attribute is a block of 32 entries;
  * the modifier names the block (VL_ARB_*) in bits 16-31 and, on a switch,
  * the output port in bits 0-15. Entries past the port's VLArbLowCap/HighCap

@@ -31,6 +31,8 @@ void config_defaults(struct smd_config *c)
 	c->subnet_timeout = 18;
 	snprintf(c->routing_engine, sizeof(c->routing_engine), "dfree,updn,minhop");
 	c->routing_repair = true;
+	/* Deadlock-free whatever SL an application sends on (issue 14) */
+	c->max_vls = 1;
 	c->vlarb_low.automatic = true;
 	c->log_level = LOG_LVL_INFO;
 	c->sweep_interval = 10;
@@ -222,6 +224,39 @@ static int parse_vlarb(const char *v, bool allow_auto, struct config_vlarb *out)
 	return 0;
 }
 
+/* "" (no table) or 16 VLs 0-15 separated by commas or blanks, SL 0 first */
+static int parse_sl2vl(const char *v, bool *set, uint8_t vl[16])
+{
+	uint8_t t[16];
+	unsigned int n = 0;
+	const char *s = v;
+
+	while (*s) {
+		unsigned long x;
+		char *end;
+
+		if (*s == ',' || isspace((unsigned char)*s)) {
+			s++;
+			continue;
+		}
+		if (!isdigit((unsigned char)*s) || n == 16)
+			return -EINVAL;
+		x = strtoul(s, &end, 10);
+		if (x > 15)
+			return -EINVAL;
+		if (*end && *end != ',' && !isspace((unsigned char)*end))
+			return -EINVAL;
+		t[n++] = (uint8_t)x;
+		s = end;
+	}
+	if (n != 0 && n != 16)
+		return -EINVAL;
+	*set = n == 16;
+	if (n)
+		memcpy(vl, t, sizeof(t));
+	return 0;
+}
+
 static void print_vlarb(FILE *out, const char *key, const struct config_vlarb *t)
 {
 	fprintf(out, "%s = ", key);
@@ -285,6 +320,10 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		r = parse_bool(v, &c->routing_repair);
 	} else if (!strcmp(key, "max_vls")) {
 		r = parse_uint(v, 0, 8, &c->max_vls);
+	} else if (!strcmp(key, "sl2vl")) {
+		r = parse_sl2vl(v, &c->sl2vl_set, c->sl2vl);
+		if (r == -EINVAL)
+			r = -EXFULL;
 	} else if (!strcmp(key, "vlarb_low")) {
 		r = parse_vlarb(v, true, &c->vlarb_low);
 		if (r == -EINVAL)
@@ -352,6 +391,7 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 			 r == -ENOENT ? " (no such routing engine)" :
 			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" :
 			 r == -EBADR ? " (VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64)" :
+			 r == -EXFULL ? " (16 VLs 0-15, SL 0 first, or nothing)" :
 			 r == -ENAMETOOLONG ? " (a socket path has at most 107 bytes)" :
 			 r == -EPROTO ? " (yes or no)" :
 			 r == -EMLINK ? " (bytes: 256, 512, 1024, 2048 or 4096)" :
@@ -441,6 +481,12 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 				 (unsigned int)(st.st_mode & 07777), path);
 		}
 	}
+	/* Layered routes own the SL-to-VL tables: a QoS mapping would undo them */
+	if (!r && c->sl2vl_set && c->max_vls != 1) {
+		r = -EINVAL;
+		snprintf(err, errlen, "%s: sl2vl applies to one-VL routing only (max_vls = 1)",
+			 path);
+	}
 	fclose(f);
 	return r;
 }
@@ -468,6 +514,12 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "routing_engine = %s\n", c->routing_engine);
 	fprintf(out, "routing_repair = %s\n", c->routing_repair ? "yes" : "no");
 	fprintf(out, "max_vls = %u\n", c->max_vls);
+	fprintf(out, "sl2vl = ");
+	if (!c->sl2vl_set)
+		fprintf(out, "\"\"");
+	for (unsigned int i = 0; c->sl2vl_set && i < 16; i++)
+		fprintf(out, "%s%u", i ? "," : "", c->sl2vl[i]);
+	fprintf(out, "\n");
 	print_vlarb(out, "vlarb_low", &c->vlarb_low);
 	print_vlarb(out, "vlarb_high", &c->vlarb_high);
 	fprintf(out, "vlarb_high_limit = %u\n", c->vlarb_high_limit);

@@ -36,7 +36,14 @@ struct smd_config {
 	unsigned int sm_poll_interval;	/* seconds between a standby's polls of the master */
 	unsigned int sm_poll_retries;	/* polls the master may miss before a takeover */
 	char routing_engine[128];	/* an ordered list: "dfree,updn,minhop" */
-	unsigned int max_vls;		/* data VLs routes may use; 0 = what the ports allow */
+	/*
+	 * Data VLs routes may use to stay deadlock-free: 1 (the default: the
+	 * routes alone are deadlock-free, whatever SL traffic uses), or more,
+	 * 0 = what the ports allow (layered routes: only SA-given SLs are safe)
+	 */
+	unsigned int max_vls;
+	bool sl2vl_set;			/* QoS: SL-to-VL table of every port (max_vls 1 only) */
+	uint8_t sl2vl[16];
 	bool routing_repair;		/* lost cables: re-route only the routes they carried */
 	struct config_vlarb vlarb_low;	/* VLArbitration tables on every port */
 	struct config_vlarb vlarb_high;

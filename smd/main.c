@@ -606,6 +606,21 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 /*
+ * Routes layered over several VLs are deadlock-free only for packets on
+ * the SL their PathRecord names; MPI over UCX, NCCL and most RDMA programs
+ * choose their SL themselves. An operator who opts in is told so.
+ */
+static void warn_layered(const struct smd_config *c)
+{
+	if (c->max_vls == 1)
+		return;
+	log_warn("max_vls = %u: routes may be spread over %s VLs to stay deadlock-free; then "
+		 "only traffic on the SL the SA gives (PathRecord) is safe, and an application "
+		 "that picks its own SL (UCX_IB_SL, NCCL_IB_SL, ...) can deadlock the fabric",
+		 c->max_vls, c->max_vls ? "up to max_vls" : "all the ports'");
+}
+
+/*
  * SIGHUP: read the configuration again. Keys that shape the running
  * daemon take effect at once; the port, the database, the capture and the
  * SMP window keep their values until a restart (and smd says so).
@@ -631,7 +646,11 @@ static void reload_config(struct smd *smd)
 		log_warn("SIGHUP: SMP transport settings apply after a restart");
 	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
 	smd->cfg.routing_repair = c.routing_repair;
+	if (c.max_vls != smd->cfg.max_vls)
+		warn_layered(&c);
 	smd->cfg.max_vls = c.max_vls;
+	smd->cfg.sl2vl_set = c.sl2vl_set;
+	memcpy(smd->cfg.sl2vl, c.sl2vl, sizeof(c.sl2vl));
 	smd->cfg.vlarb_low = c.vlarb_low;
 	smd->cfg.vlarb_high = c.vlarb_high;
 	smd->cfg.vlarb_high_limit = c.vlarb_high_limit;
@@ -897,6 +916,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
+	warn_layered(&smd.cfg);
 	if (!once) {
 		/*
 		 * The daemon takes its signals through sd-event; block them before

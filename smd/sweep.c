@@ -22,6 +22,12 @@ struct sweep {
 	char engine[32];		/* the engine the routes come from (repaired or not) */
 	bool repairable;		/* deadlock-free: the next sweep may repair them */
 	unsigned int vls;		/* data VLs the routes use */
+	struct vl_plan {
+		bool sl2vl;		/* program SL-to-VL tables */
+		bool vlarb;		/* program VL arbitration tables */
+		bool qos;		/* sl2vl comes from the configuration, not the routes */
+		uint8_t map[16];	/* ... that table, on every port pair */
+	} plan;
 	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];	/* low, high: every port */
 	struct mc_forest *forest;	/* multicast trees over this sweep's model */
 	bool rereg;			/* set ClientReregister on the CA ports */
@@ -423,12 +429,15 @@ static int phase_configure_ports(struct sweep *sw)
 
 				pi.neighbor_mtu = mtu;
 				/*
-				 * OperationalVLs covers the data VLs the routes use, no
-				 * more: every extra VL takes a share of the link's
-				 * buffers (IBA 14.2.5.6, 7.6.1).
+				 * Layered routes: OperationalVLs covers the data VLs they
+				 * use, no more (every extra VL takes a share of the link's
+				 * buffers, IBA 14.2.5.6, 7.6.1). Routes on one VL: every VL
+				 * both ends offer, so that whatever VL a port's SL-to-VL
+				 * table gives an SL is operational (a packet mapped to
+				 * a VL the link does not run could not be sent).
 				 */
 				if (vls)
-					pi.op_vls = route_op_vls(sw->vls) < vls ?
+					pi.op_vls = sw->vls > 1 && route_op_vls(sw->vls) < vls ?
 						    route_op_vls(sw->vls) : vls;
 				pi.vl_high_limit = (uint8_t)cfg->vlarb_high_limit;
 			}
@@ -510,8 +519,27 @@ struct tbl_ctx {
 	struct fab_node *node;
 	struct smp req;			/* the Set to send, data included */
 	unsigned int cmp_len;		/* bytes of data that must match */
+	unsigned int need_vls;		/* SL-to-VL read back: 0 every entry must match; N: only
+					 * SLs 0..N-1, the others on some VL below N */
 	uint64_t *sig;			/* node's signature: cleared on failure */
 };
+
+/*
+ * Whether an SL-to-VL table a port holds serves layered routes over vls
+ * VLs: the SLs they use (0..vls-1) map as wanted, the others to some data
+ * VL in use (a VL beyond OperationalVLs would drop their packets).
+ */
+static bool sl2vl_serves(const uint8_t *have, const uint8_t *want, unsigned int vls)
+{
+	uint8_t h[16], w[16];
+
+	sl2vl_table_decode(have, h);
+	sl2vl_table_decode(want, w);
+	for (unsigned int sl = 0; sl < 16; sl++)
+		if (sl < vls ? h[sl] != w[sl] : h[sl] >= vls)
+			return false;
+	return true;
+}
 
 static const char *tbl_name(uint16_t attr)
 {
@@ -557,7 +585,8 @@ static void tbl_get_cb(void *arg, int status, const struct smp *req, const struc
 {
 	struct tbl_ctx *tc = arg;
 
-	if (status == 0 && !memcmp(resp->data, tc->req.data, tc->cmp_len)) {
+	if (status == 0 && (tc->need_vls ? sl2vl_serves(resp->data, tc->req.data, tc->need_vls) :
+			    !memcmp(resp->data, tc->req.data, tc->cmp_len))) {
 		tc->sw->res->tables_kept++;
 		free(tc);
 		return;
@@ -569,7 +598,7 @@ static void tbl_get_cb(void *arg, int status, const struct smp *req, const struc
 /* Queue one table; fresh: the node was reset or never programmed, do not read first */
 static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint32_t amod,
 		       const struct dr_path *path, const uint8_t *data, unsigned int cmp_len,
-		       bool fresh, uint64_t *sig)
+		       unsigned int need_vls, bool fresh, uint64_t *sig)
 {
 	struct tbl_ctx *tc = calloc(1, sizeof(*tc));
 	struct smp get;
@@ -580,6 +609,7 @@ static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint
 	tc->sw = sw;
 	tc->node = n;
 	tc->cmp_len = cmp_len;
+	tc->need_vls = need_vls;
 	tc->sig = sig;
 	smp_init_dr(&tc->req, MAD_METHOD_SET, attr, amod, path);
 	memcpy(tc->req.data, data, SMP_DATA_SIZE);
@@ -639,17 +669,59 @@ static bool tbl_port(const struct fab_node *n, unsigned int pn)
 	return fabric_port_linked(&n->ports[pn]) && n->ports[pn].pi_valid;
 }
 
+/* The SL-to-VL table of node n for (in, out) this sweep wants; -EINVAL for none */
+static int sl2vl_want(const struct sweep *sw, const struct fab_node *n, unsigned int in,
+		      unsigned int out, uint8_t vl[ROUTE_NUM_SLS])
+{
+	if (sw->plan.qos) {
+		memcpy(vl, sw->plan.map, ROUTE_NUM_SLS);
+		return 0;
+	}
+	return route_sl2vl(sw->routes, n, in, out, vl);
+}
+
+/*
+ * The SL-to-VL tables of one node. A switch that takes
+ * OptimizedSLtoVLMappingProgramming and wants the same table on every port
+ * pair gets it in one Set for all of them; others one table per (input,
+ * output) pair (the simulator, older switches), read first where the node
+ * may hold it already. Layered routes need only their SLs mapped as they
+ * say (and the rest on VLs in use); a QoS mapping is compared whole.
+ */
 static int sl2vl_node(struct sweep *sw, struct fab_node *n)
 {
 	bool is_sw = n->type == NODE_TYPE_SWITCH;
-	uint64_t sig = sig_add(SIG_INIT, &sw->vls, sizeof(sw->vls));
+	uint64_t sig = sig_add(SIG_INIT, &sw->plan, sizeof(sw->plan));
 	uint8_t vl[ROUTE_NUM_SLS], data[SMP_DATA_SIZE];
-	bool fresh = is_sw && (!n->si_valid || n->si.lft_top == 0);
+	bool fresh = is_sw && (!n->si_valid || n->si.lft_top == 0), one = false;
+	unsigned int need = sw->plan.qos ? 0 : sw->vls;
 	int r;
 
+	sig = sig_add(sig, &sw->vls, sizeof(sw->vls));
+	if (is_sw && n->si_valid && switch_info_opt_sl2vl(&n->si)) {
+		if (sw->plan.qos) {
+			memcpy(vl, sw->plan.map, sizeof(vl));
+			one = true;
+		} else {
+			one = route_sl2vl_uniform(sw->routes, n, vl) == 1;
+		}
+	}
 	/* Two passes: the signature first, then the tables if they are needed */
 	for (int pass = 0; pass < 2; pass++) {
-		for (unsigned int in = 0; in <= (is_sw ? n->num_ports : 0u); in++) {
+		if (one && pass == 0) {
+			uint8_t key[2] = { 0xff, 0xff };
+
+			sig = sig_add(sig, key, 2);
+			sig = sig_add(sig, vl, sizeof(vl));
+		} else if (one) {
+			sl2vl_table_encode(vl, data);
+			sw->res->tables_whole++;
+			r = tbl_program(sw, n, SMP_ATTR_SL2VL_TABLE, sl2vl_amod(0, 0, true, true),
+					&n->path, data, 8, 0, true, &n->sl2vl_sig);
+			if (r < 0)
+				return r;
+		}
+		for (unsigned int in = 0; !one && in <= (is_sw ? n->num_ports : 0u); in++) {
 			if (is_sw && !tbl_port(n, in))
 				continue;
 			for (unsigned int out = is_sw ? 0 : 1; out <= n->num_ports; out++) {
@@ -658,7 +730,7 @@ static int sl2vl_node(struct sweep *sw, struct fab_node *n)
 
 				if ((is_sw && in == out) || !tbl_port(n, out))
 					continue;
-				if (route_sl2vl(sw->routes, n, in, out, vl) < 0)
+				if (sl2vl_want(sw, n, in, out, vl) < 0)
 					continue;
 				if (pass == 0) {
 					sig = sig_add(sig, key, 2);
@@ -671,8 +743,8 @@ static int sl2vl_node(struct sweep *sw, struct fab_node *n)
 				sl2vl_table_encode(vl, data);
 				/* IBA 14.2.5.8: switches take the input port in bits 8-15 */
 				r = tbl_program(sw, n, SMP_ATTR_SL2VL_TABLE,
-						is_sw ? in << 8 | out : 0, path, data, 8, fresh,
-						&n->sl2vl_sig);
+						is_sw ? sl2vl_amod(in, out, false, false) : 0, path,
+						data, 8, need, fresh, &n->sl2vl_sig);
 				if (r < 0)
 					return r;
 			}
@@ -698,6 +770,18 @@ static unsigned int vlarb_want(const struct sweep *sw, bool high, struct vl_arb_
 	unsigned int n = 0;
 
 	memset(tab, 0, 2 * VL_ARB_BLOCK_SIZE * sizeof(*tab));
+	if (c->automatic && sw->plan.qos) {
+		/* Each data VL the QoS mapping uses once, weight 64 */
+		uint16_t used = 0;
+
+		for (unsigned int sl = 0; sl < 16; sl++)
+			if (sw->plan.map[sl] < 15)
+				used |= (uint16_t)(1u << sw->plan.map[sl]);
+		for (unsigned int vl = 0; vl < 15; vl++)
+			if (used & (1u << vl))
+				tab[n++] = (struct vl_arb_entry){ .vl = (uint8_t)vl, .weight = 64 };
+		return n;
+	}
 	if (c->automatic) {
 		/* Each data VL in use once, 64 x 64 bytes a turn: one 4 KB packet */
 		struct route_vlarb def[ROUTE_MAX_VLS];
@@ -750,7 +834,7 @@ static int vlarb_node(struct sweep *sw, struct fab_node *n)
 					vl_arb_block_encode(want[high] + b * VL_ARB_BLOCK_SIZE, data);
 					r = tbl_program(sw, n, SMP_ATTR_VL_ARB_TABLE,
 							block << 16 | (is_sw ? pn : 0), path, data,
-							2 * ents, fresh, &n->vlarb_sig);
+							2 * ents, 0, fresh, &n->vlarb_sig);
 					if (r < 0)
 						return r;
 				}
@@ -771,17 +855,45 @@ static int vlarb_node(struct sweep *sw, struct fab_node *n)
 }
 
 /*
- * SL-to-VL tables on every switch (each input/output port pair: the
+ * What the VL tables are for in this sweep. Routes on one VL are
+ * deadlock-free whatever VL a packet takes on each hop: SL-to-VL tables
+ * then mean nothing to routing and stay as the ports hold them (every VL
+ * the port offers is operational), unless the configuration asks for a QoS
+ * mapping (sl2vl) or arbitration tables (vlarb_*). Routes layered over
+ * several VLs need every port's tables: their SLs are their deadlock
+ * freedom.
+ */
+static void vl_plan_make(struct sweep *sw)
+{
+	const struct smd_config *cfg = &sw->smd->cfg;
+	struct vl_plan *p = &sw->plan;
+
+	memset(p, 0, sizeof(*p));
+	if (sw->vls > 1) {
+		p->sl2vl = p->vlarb = true;
+		return;
+	}
+	if (cfg->sl2vl_set) {
+		p->sl2vl = p->qos = true;
+		memcpy(p->map, cfg->sl2vl, sizeof(p->map));
+	}
+	p->vlarb = p->qos || !cfg->vlarb_low.automatic || cfg->vlarb_high.n;
+}
+
+/*
+ * SL-to-VL tables on every switch (one Set per switch where it takes
+ * OptimizedSLtoVLMappingProgramming, else each input/output port pair: the
  * simulator and older switches take one pair per MAD) and CA port, and VL
- * arbitration tables on every cabled port. They go out before the ports
- * become ACTIVE, so that no data packet ever travels on a VL the deadlock
- * analysis did not give it.
+ * arbitration tables on every cabled port, where vl_plan_make says they
+ * mean something. They go out before the ports become ACTIVE, so that no
+ * data packet ever travels on a VL the deadlock analysis did not give it.
  */
 static int phase_vl_tables(struct sweep *sw)
 {
 	struct fabric *f = sw->f;
 	int r;
 
+	vl_plan_make(sw);
 	vlarb_want(sw, false, sw->vlarb[0]);
 	vlarb_want(sw, true, sw->vlarb[1]);
 	for (size_t i = 0; i < f->nnodes; i++) {
@@ -791,8 +903,8 @@ static int phase_vl_tables(struct sweep *sw)
 		/* A switch that did not answer SwitchInfo is left alone (and reported) */
 		if (n->type == NODE_TYPE_SWITCH && (!n->si_valid || !n->ports[0].pi_valid))
 			continue;
-		r = sl2vl_node(sw, n);
-		if (!r)
+		r = sw->plan.sl2vl ? sl2vl_node(sw, n) : 0;
+		if (!r && sw->plan.vlarb)
 			r = vlarb_node(sw, n);
 		if (!r)
 			r = pace(sw);
@@ -1217,9 +1329,9 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	res->t_program = now_s() - t1;
 	phase_verify(&sw);
 	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged; "
-		 "VL tables: %u sent, %u unchanged, %u nodes trusted unread",
-		 res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept, res->tables_sent,
-		 res->tables_kept, res->tables_trusted);
+		 "VL tables: %u sent (%u for whole switches), %u unchanged, %u nodes trusted "
+		 "unread", res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept,
+		 res->tables_sent, res->tables_whole, res->tables_kept, res->tables_trusted);
 
 out:
 	res->seconds = now_s() - t0;

@@ -25,6 +25,7 @@ struct sweep_result {
 	unsigned int unrouted;		/* (switch, LID) pairs without a route */
 	unsigned int lft_blocks_sent, lft_blocks_kept, port_sets;
 	unsigned int tables_sent;	/* SL-to-VL and VL arbitration tables written */
+	unsigned int tables_whole;	/* ... of them SL-to-VL Sets for a whole switch */
 	unsigned int tables_kept;	/* read and found right */
 	unsigned int tables_trusted;	/* nodes whose tables were not read (unchanged) */
 	unsigned int table_errors;	/* tables that could not be programmed */

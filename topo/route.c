@@ -146,6 +146,7 @@ void route_result_free(struct route_result *r)
 		return;
 	free(r->sl_dest);
 	free(r->sl_pair);
+	free(r->updn_rank);
 	free(r);
 }
 
@@ -200,6 +201,15 @@ int route_sl2vl(const struct route_result *r, const struct fab_node *n, unsigned
 	for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++)
 		vl[sl] = (uint8_t)(sl % vls);
 	return 0;
+}
+
+int route_sl2vl_uniform(const struct route_result *r, const struct fab_node *n,
+			uint8_t vl[ROUTE_NUM_SLS])
+{
+	/* The tables depend on the SL alone (route_sl2vl) */
+	int ret = route_sl2vl(r, n, 0, n && n->type == NODE_TYPE_SWITCH ? 0 : 1, vl);
+
+	return ret < 0 ? ret : 1;
 }
 
 /* Statistics every engine gets, from the LFTs it wrote */
@@ -301,7 +311,9 @@ int route_compute(const struct route_engine *e, struct fabric *f, const struct r
 		st->vls_used = rr->vls_used;
 		r = rt_graph_build(f, &g);
 		if (r == 0) {
-			r = rt_post_stats(&g, f, st);
+			r = rt_lt_init(&g, true);
+			if (r == 0)
+				r = rt_post_stats(&g, f, st);
 			rt_graph_free(&g);
 		}
 	}

@@ -98,6 +98,14 @@ uint8_t route_op_vls(unsigned int nvls);
 int route_sl2vl(const struct route_result *r, const struct fab_node *n, unsigned int in,
 		unsigned int out, uint8_t vl[ROUTE_NUM_SLS]);
 /*
+ * Whether every SL-to-VL table of node n (every (input, output) pair of a
+ * switch) is the same: 1 with that table in vl[], 0 when they differ (ask
+ * route_sl2vl pair by pair), -EINVAL for a bad node. A switch that offers
+ * OptimizedSLtoVLMappingProgramming takes such a table in one SMP.
+ */
+int route_sl2vl_uniform(const struct route_result *r, const struct fab_node *n,
+			uint8_t vl[ROUTE_NUM_SLS]);
+/*
  * A default VL arbitration table: each of the nvls data VLs in use once, with
  * weight weight (1..255; 0 means 255), round robin; VLs above nvls - 1 get
  * nothing. Fills up to n entries of tab (the VLArbitration low-priority table;
@@ -155,7 +163,8 @@ struct route_check {
 	uint64_t unreachable;		/* connected pairs that end nowhere */
 	uint64_t loops;			/* pairs caught in a forwarding loop */
 	uint64_t bad_vl;		/* SL-to-VL entries routes use that give a VL >= the
-					 * VLs the result says it uses (each counted once) */
+					 * VLs the result says it uses (each counted once; a
+					 * switch whose tables are all alike as one table) */
 	uint64_t dependencies;		/* distinct edges of the CDG */
 	unsigned int vls_used;		/* distinct data VLs seen on any hop */
 	unsigned int max_hops;		/* links on the longest path, CA links included */

@@ -38,6 +38,35 @@ int rt_cdg_init(struct rt_cdg *c, const struct rt_graph *g)
 	return 0;
 }
 
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int rt_cdg_seed(struct rt_cdg *c, const uint32_t *key)
+{
+	const struct rt_graph *g = c->g;
+	uint64_t *k;
+
+	for (size_t t = 0; t < g->nturns; t++)
+		if (c->cnt[t])
+			return -EBUSY;
+	k = malloc(((size_t)g->narcs + 1) * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	for (uint32_t a = 0; a < g->narcs; a++)
+		k[a] = (uint64_t)key[a] << 32 | a;
+	qsort(k, g->narcs, sizeof(*k), cmp_u64);
+	for (uint32_t i = 0; i < g->narcs; i++) {
+		c->at[i] = (uint32_t)k[i];
+		c->ord[c->at[i]] = i;
+	}
+	free(k);
+	return 0;
+}
+
 void rt_cdg_free(struct rt_cdg *c)
 {
 	free(c->cnt);

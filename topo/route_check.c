@@ -21,6 +21,12 @@
  * colours). Sources are taken switch by switch: they share the walk's
  * verdict, the SL (route_path_sl() is per source switch) and, from the
  * switch's first out link on, the path.
+ *
+ * Cost: O(switches x LIDs) steps, each kept to a few cache lines: the LFTs
+ * are read in LID-major blocks, the cabling in flat per-switch-port arrays,
+ * and the dependencies VL 0 -> VL 0 (all of them on one VL) in one bitset of
+ * (switch, in port, out port), apart from the 8x8 VL words the other VLs
+ * need (k=40 fat-tree: 8.7 s before, see route_bench).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -95,27 +101,50 @@ struct src {
 	uint8_t tab[ROUTE_NUM_SLS];	/* CA ports: SL-to-VL of the injection link */
 };
 
+/* nbr[] of a switch port that leads to no switch */
+#define NB_NONE		UINT32_MAX	/* not cabled, or the link is down */
+#define NB_END		(UINT32_MAX - 1)	/* a CA or router port */
+/* LIDs whose LFT entries are transposed at once */
+#define CK_BLOCK	64
+
 struct checker {
 	const struct fabric *f;
 	const struct route_result *r;
 	struct route_check *out;
 	uint32_t *pbase;		/* [nnodes] global index of (node, port 0) */
 	uint32_t nports;
+	/* Switch ports, flat: (s, p) at swbase[s] + p */
+	uint32_t *swbase;		/* [S + 1] */
+	uint32_t nswp;
+	uint32_t *nbr;			/* [nswp] peer switch, NB_END or NB_NONE */
+	uint8_t *nbport;		/* [nswp] the peer's port number */
+	uint32_t *gp;			/* [nswp] global port index of (s, p) */
+	const struct fab_port **peer;	/* [nswp] the peer port, or NULL */
+	uint8_t *nps;			/* [S] ports of each switch */
+	uint8_t *blk;			/* [CK_BLOCK * S] LFT entries of a block of LIDs */
+	const uint8_t *row;		/* the current LID's entries, row[s] */
+	uint32_t *b00base;		/* [S + 1] bit index of (s, in 0, out 0) in b00 */
+	uint64_t *b00;			/* dependencies VL 0 -> VL 0: bit (s, in, out) */
+	uint16_t *fanc;			/* [16 * nswp] fan_out() cache, SL-major */
 	struct src *src;
 	size_t nsrc_all;
 	uint32_t *grp_off, *grp;	/* sources by switch: grp[grp_off[s] .. grp_off[s + 1]) */
-	uint64_t **bits;		/* [nswitches] [(in * np + out) * 1] 8x8 VL pairs */
+	uint64_t **bits;		/* [nswitches] [(in * np + out) * 1] 8x8 VL pairs other
+					 * than VL 0 -> VL 0, allocated on first use */
 	uint16_t *inj;			/* [nswitches * 16] VLs CA sources at s inject SL sl on */
-	uint16_t **fan;			/* [nswitches][out * 16 + sl]: VLs sources leave on */
 	uint8_t *has_ca;		/* [nswitches] CA sources attached */
 	uint8_t *inj_noted;		/* [nswitches * 16] inj[] counted in vl_seen/bad_vl */
-	uint8_t **tab;			/* [nswitches] cached SL-to-VL per (in, out), lazily */
-	uint16_t **have;		/* ... which SLs of it were used (noted) */
+	uint64_t *utab;			/* [nswitches] the table of a switch whose tables are all
+					 * alike (route_sl2vl_uniform), 4 bits an SL */
+	uint8_t *uni;			/* [nswitches] 0: not asked yet, 1: utab, 2: per pair */
+	uint16_t *uhave;		/* [nswitches] SLs of utab used (noted) */
+	uint64_t **tab;			/* [nswitches] SL-to-VL per (in, out), 4 bits an SL */
+	uint32_t **have;		/* ... bits 0-15: SLs used (noted); TAB_READ: tab valid */
 	uint32_t *comp;			/* [nswitches] component */
 	uint8_t *state;			/* [nswitches] walk verdict for the current LID */
 	uint32_t *hops;			/* [nswitches] links to the destination */
 	uint32_t *stack;
-	uint32_t *memo;			/* [nports * 16 SLs] arrival seen (stamp) */
+	uint32_t *memo;			/* [16 SLs * nports] arrival seen (stamp), SL-major */
 	uint8_t *memo_vl;		/* ... on that VL */
 	uint32_t stamp;
 	uint32_t *nsrc;			/* [nswitches] CA sources attached */
@@ -126,6 +155,8 @@ struct checker {
 	unsigned int vls;
 	int err;
 };
+
+#define TAB_READ	(1u << 16)
 
 static uint32_t gport(const struct checker *c, const struct fab_port *p)
 {
@@ -154,29 +185,65 @@ static void note_vl(struct checker *c, uint8_t vl)
  * The VL of SL sl through switch s from port in to port out (tables read
  * once, cached); the first use of each entry is noted.
  */
+static uint64_t pack_tab(const uint8_t t[ROUTE_NUM_SLS])
+{
+	uint64_t packed = 0;
+
+	for (unsigned int i = 0; i < ROUTE_NUM_SLS; i++)
+		packed |= (uint64_t)(t[i] & 15) << (4 * i);
+	return packed;
+}
+
 static uint8_t sw_vl(struct checker *c, uint32_t s, unsigned int in, unsigned int out, int sl)
 {
-	const struct fab_node *sw = c->f->switches[s];
-	size_t np = (size_t)sw->num_ports + 1, k = in * np + out;
-	uint16_t bit = (uint16_t)(1u << (sl & 15));
+	size_t np = (size_t)c->nps[s] + 1, k = in * np + out;
+	uint32_t bit = 1u << (sl & 15), *have;
 	uint8_t vl;
 
+	if (c->uni[s] != 2) {
+		/* One table for the whole switch: each of its entries noted once */
+		if (!c->uni[s]) {
+			uint8_t t[ROUTE_NUM_SLS];
+			int u = route_sl2vl_uniform(c->r, c->f->switches[s], t);
+
+			if (u < 0) {
+				c->err = u;
+				return 0;
+			}
+			c->uni[s] = u ? 1 : 2;
+			c->utab[s] = pack_tab(t);
+		}
+		if (c->uni[s] == 1) {
+			vl = (uint8_t)((c->utab[s] >> (4 * (sl & 15))) & 15);
+			if (!(c->uhave[s] & bit)) {
+				c->uhave[s] |= (uint16_t)bit;
+				note_vl(c, vl);
+			}
+			return vl;
+		}
+	}
 	if (!c->tab[s]) {
-		c->tab[s] = malloc(np * np * ROUTE_NUM_SLS);
+		c->tab[s] = malloc(np * np * sizeof(**c->tab));
 		c->have[s] = calloc(np * np, sizeof(**c->have));
 		if (!c->tab[s] || !c->have[s]) {
 			c->err = -ENOMEM;
 			return 0;
 		}
 	}
-	if (!c->have[s][k] &&
-	    route_sl2vl(c->r, sw, in, out, c->tab[s] + k * ROUTE_NUM_SLS) < 0) {
-		c->err = -EINVAL;
-		return 0;
+	have = &c->have[s][k];
+	if (!(*have & TAB_READ)) {
+		uint8_t t[ROUTE_NUM_SLS];
+
+		if (route_sl2vl(c->r, c->f->switches[s], in, out, t) < 0) {
+			c->err = -EINVAL;
+			return 0;
+		}
+		c->tab[s][k] = pack_tab(t);
+		*have |= TAB_READ;
 	}
-	vl = c->tab[s][k * ROUTE_NUM_SLS + (sl & 15)];
-	if (!(c->have[s][k] & bit)) {
-		c->have[s][k] |= bit;
+	vl = (uint8_t)((c->tab[s][k] >> (4 * (sl & 15))) & 15);
+	if (!(*have & bit)) {
+		*have |= bit;
 		note_vl(c, vl);
 	}
 	return vl;
@@ -188,53 +255,38 @@ static uint8_t sw_vl(struct checker *c, uint32_t s, unsigned int in, unsigned in
  */
 static uint16_t fan_out(struct checker *c, uint32_t s, unsigned int out, int sl)
 {
-	const struct fab_node *sw = c->f->switches[s];
-	size_t np = (size_t)sw->num_ports + 1, k = out * ROUTE_NUM_SLS + (size_t)(sl & 15);
-	uint16_t m = 0;
+	uint16_t *m = &c->fanc[(size_t)(sl & 15) * c->nswp + c->swbase[s] + out];
 
-	if (!c->fan[s]) {
-		c->fan[s] = calloc(np * ROUTE_NUM_SLS, sizeof(**c->fan));
-		if (!c->fan[s]) {
-			c->err = -ENOMEM;
-			return 0;
-		}
-	}
-	if (c->fan[s][k])
-		return c->fan[s][k];
+	if (*m)
+		return *m;
 	for (uint32_t g = c->grp_off[s]; g < c->grp_off[s + 1]; g++) {
 		uint8_t vl = sw_vl(c, s, c->src[c->grp[g]].in, out, sl);
 
-		m |= (uint16_t)(1u << (vl & 15));
+		*m |= (uint16_t)(1u << (vl & 15));
 	}
-	c->fan[s][k] = m;
-	return m;
+	return *m;
 }
 
 static void components(struct checker *c)
 {
-	const struct fabric *f = c->f;
-	uint32_t ncomp = 0;
+	uint32_t S = (uint32_t)c->f->nswitches, ncomp = 0;
 
-	for (size_t i = 0; i < f->nswitches; i++)
+	for (uint32_t i = 0; i < S; i++)
 		c->comp[i] = UINT32_MAX;
-	for (size_t i = 0; i < f->nswitches; i++) {
+	for (uint32_t i = 0; i < S; i++) {
 		uint32_t sp = 0;
 
 		if (c->comp[i] != UINT32_MAX)
 			continue;
 		c->comp[i] = ncomp;
-		c->stack[sp++] = (uint32_t)i;
+		c->stack[sp++] = i;
 		while (sp) {
-			const struct fab_node *sw = f->switches[c->stack[--sp]];
+			uint32_t v = c->stack[--sp];
 
-			for (unsigned int p = 1; p <= sw->num_ports; p++) {
-				const struct fab_port *pp = &sw->ports[p];
-				uint32_t t;
+			for (uint32_t x = c->swbase[v] + 1; x <= c->swbase[v] + c->nps[v]; x++) {
+				uint32_t t = c->nbr[x];
 
-				if (!sw_link(pp))
-					continue;
-				t = pp->peer->node->sw_idx;
-				if (c->comp[t] == UINT32_MAX) {
+				if (t < NB_END && c->comp[t] == UINT32_MAX) {
 					c->comp[t] = ncomp;
 					c->stack[sp++] = t;
 				}
@@ -244,16 +296,17 @@ static void components(struct checker *c)
 	}
 }
 
-/* Where does the LFT walk from switch s toward lid end? Memoised per LID */
-static uint8_t resolve(struct checker *c, uint32_t s, uint16_t lid, const struct fab_port *dst)
+/*
+ * Where does the LFT walk from switch s toward the current LID end (dst:
+ * its port, dsw: its switch when dst is a switch's port 0)? Memoised per LID
+ */
+static uint8_t resolve(struct checker *c, uint32_t s, const struct fab_port *dst, uint32_t dsw)
 {
-	const struct fabric *f = c->f;
 	uint32_t sp = 0, cur = s, top_hops = 0;
 	uint8_t verdict;
 
 	for (;;) {
-		const struct fab_node *sw = f->switches[cur];
-		const struct fab_port *op;
+		uint32_t x;
 		uint8_t out;
 
 		if (c->state[cur] == ST_WALKING) {
@@ -268,27 +321,26 @@ static uint8_t resolve(struct checker *c, uint32_t s, uint16_t lid, const struct
 		}
 		c->state[cur] = ST_WALKING;
 		c->stack[sp++] = cur;
-		out = lid < sw->lft_len ? sw->lft[lid] : LFT_PORT_NONE;
+		out = c->row[cur];
 		if (out == 0) {
-			verdict = dst == &sw->ports[0] ? ST_OK : ST_DEAD;
+			verdict = cur == dsw ? ST_OK : ST_DEAD;
 			top_hops = 0;
 			break;
 		}
-		if (out > sw->num_ports || !fabric_port_linked(&sw->ports[out])) {
+		if (out > c->nps[cur] || c->nbr[x = c->swbase[cur] + out] == NB_NONE) {
 			verdict = ST_DEAD;
 			break;
 		}
-		op = sw->ports[out].peer;
-		if (op == dst) {
+		if (c->peer[x] == dst) {
 			verdict = ST_OK;
 			top_hops = 1;
 			break;
 		}
-		if (op->node->type != NODE_TYPE_SWITCH) {
+		if (c->nbr[x] == NB_END) {
 			verdict = ST_DEAD;
 			break;
 		}
-		cur = op->node->sw_idx;
+		cur = c->nbr[x];
 	}
 	for (uint32_t i = sp; i-- > 0;) {
 		c->state[c->stack[i]] = verdict;
@@ -299,15 +351,21 @@ static uint8_t resolve(struct checker *c, uint32_t s, uint16_t lid, const struct
 
 /*
  * The dependency from channel `from` (entering switch s at port in) to
- * (s, out) on VL vout: into s's bitmap, or the hash set for VLs above 7.
+ * (s, out) on VL vout: into the VL 0 bitset, s's bitmap, or the hash set
+ * for VLs above 7.
  */
 static int dep_note(struct checker *c, uint32_t s, unsigned int in, uint32_t from,
 		    unsigned int out, uint8_t vout, uint32_t to)
 {
-	const struct fab_node *sw = c->f->switches[s];
-	size_t np = (size_t)sw->num_ports + 1;
+	size_t np = (size_t)c->nps[s] + 1;
 	uint8_t vin = (uint8_t)(from % NVL);
 
+	if (vin == 0 && vout == 0) {
+		uint64_t b = c->b00base[s] + in * np + out;
+
+		c->b00[b / 64] |= 1ull << (b % 64);
+		return 0;
+	}
 	if (vin >= 8 || vout >= 8)
 		return dep_add(&c->deps, from, to);
 	if (!c->bits[s]) {
@@ -321,53 +379,46 @@ static int dep_note(struct checker *c, uint32_t s, unsigned int in, uint32_t fro
 
 /*
  * Record the dependencies of the path from switch s (entered at port in over
- * channel from; RT_NONE: from the switch itself or a CA, not stored) toward
- * lid on SL sl, until its end or a known remainder. (resolve() said the walk
- * arrives.)
+ * channel from) toward the current LID on SL sl, until its end or a known
+ * remainder. (resolve() said the walk arrives.)
  */
-static int walk_deps(struct checker *c, uint32_t s, unsigned int in, uint32_t from,
-		     uint16_t lid, int sl)
+static int walk_deps(struct checker *c, uint32_t s, unsigned int in, uint32_t from, int sl)
 {
-	const struct fabric *f = c->f;
+	uint32_t *memo = c->memo + (size_t)(sl & 15) * c->nports;
+	uint8_t *memo_vl = c->memo_vl + (size_t)(sl & 15) * c->nports;
 
-	for (unsigned int guard = 0; guard <= f->nswitches; guard++) {
-		const struct fab_node *sw = f->switches[s];
-		uint8_t out = sw->lft[lid], vout;
-		const struct fab_port *op;
-		uint32_t to;
+	for (size_t guard = 0; guard <= c->f->nswitches; guard++) {
+		uint8_t out = c->row[s], vout;
+		uint32_t x, to, m;
 
 		if (out == 0)
 			return 0;
-		if (from != RT_NONE) {
-			/* Arrived on this channel with this SL before: the rest is known */
-			size_t m = (size_t)(from / NVL) * ROUTE_NUM_SLS + (size_t)(sl & 15);
-
-			if (c->memo[m] == c->stamp && c->memo_vl[m] == from % NVL)
-				return 0;
-			c->memo[m] = c->stamp;
-			c->memo_vl[m] = (uint8_t)(from % NVL);
-		}
+		/* Arrived on this channel with this SL before: the rest is known */
+		m = from / NVL;
+		if (memo[m] == c->stamp && memo_vl[m] == from % NVL)
+			return 0;
+		memo[m] = c->stamp;
+		memo_vl[m] = (uint8_t)(from % NVL);
 		vout = sw_vl(c, s, in, out, sl);
 		if (c->err)
 			return c->err;
-		to = chan(gport(c, &sw->ports[out]), vout);
-		if (from != RT_NONE && dep_note(c, s, in, from, out, vout, to) < 0)
+		x = c->swbase[s] + out;
+		to = chan(c->gp[x], vout);
+		if (dep_note(c, s, in, from, out, vout, to) < 0)
 			return -ENOMEM;
-		op = sw->ports[out].peer;
-		if (op->node->type != NODE_TYPE_SWITCH)
+		if (c->nbr[x] >= NB_END)
 			return 0;
-		s = op->node->sw_idx;
-		in = op->num;
+		in = c->nbport[x];
+		s = c->nbr[x];
 		from = to;
 	}
 	return 0;
 }
 
 /* Count the routes of CA sources toward the current LID on every switch link */
-static void count_loads(struct checker *c, uint16_t lid)
+static void count_loads(struct checker *c)
 {
-	const struct fabric *f = c->f;
-	uint32_t S = (uint32_t)f->nswitches, maxh = 0, n, *cnt = c->acc;
+	uint32_t S = (uint32_t)c->f->nswitches, maxh = 0, n, *cnt = c->acc;
 
 	for (uint32_t s = 0; s < S; s++)
 		if (c->state[s] == ST_OK && c->hops[s] > maxh)
@@ -386,105 +437,124 @@ static void count_loads(struct checker *c, uint16_t lid)
 	for (uint32_t i = 0; i < n; i++)
 		c->acc[c->order[i]] = c->nsrc[c->order[i]];
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t s = c->order[i];
-		const struct fab_node *sw = f->switches[s];
-		uint8_t out = sw->lft[lid];
-		const struct fab_port *op;
+		uint32_t s = c->order[i], x;
+		uint8_t out = c->row[s];
 
 		if (!c->acc[s] || out == 0)
 			continue;
-		op = sw->ports[out].peer;
-		if (op->node->type != NODE_TYPE_SWITCH)
+		x = c->swbase[s] + out;
+		if (c->nbr[x] >= NB_END)
 			continue;
-		c->load[gport(c, &sw->ports[out])] += c->acc[s];
-		c->acc[op->node->sw_idx] += c->acc[s];
+		c->load[c->gp[x]] += c->acc[s];
+		c->acc[c->nbr[x]] += c->acc[s];
 	}
+}
+
+/* Every dependency edge: f(ctx, from, to) for each */
+static void each_dep(struct checker *c, void (*fn)(struct checker *c, uint32_t from, uint32_t to,
+						    void *ctx), void *ctx)
+{
+	struct dep_set *d = &c->deps;
+
+	for (size_t i = 0; i < d->size; i++)
+		if (d->slot[i]) {
+			uint64_t key = d->slot[i] - 1;
+
+			fn(c, (uint32_t)(key >> 32), (uint32_t)key, ctx);
+		}
+	for (size_t s = 0; s < c->f->nswitches; s++) {
+		size_t np = (size_t)c->nps[s] + 1;
+
+		for (size_t k = 0; k < np * np; k++) {
+			uint64_t b = c->bits[s] ? c->bits[s][k] : 0, bb = c->b00base[s] + k;
+			uint32_t xin = c->swbase[s] + (uint32_t)(k / np);
+			uint32_t gin, gout;
+
+			if (c->b00[bb / 64] & (1ull << (bb % 64)))
+				b |= 1;
+			if (!b)
+				continue;
+			/* the channel into s at port k / np is the peer's */
+			gin = c->pbase[c->peer[xin]->node->idx] + c->peer[xin]->num;
+			gout = c->gp[c->swbase[s] + k % np];
+			for (; b; b &= b - 1) {
+				unsigned int bit = (unsigned int)__builtin_ctzll(b);
+
+				fn(c, chan(gin, (uint8_t)(bit / 8)), chan(gout, (uint8_t)(bit % 8)),
+				   ctx);
+			}
+		}
+	}
+}
+
+struct csr {
+	uint32_t *off, *adj, *it;
+	int pass;
+};
+
+static void csr_edge(struct checker *c, uint32_t from, uint32_t to, void *ctx)
+{
+	struct csr *g = ctx;
+
+	(void)c;
+	if (g->pass)
+		g->adj[g->it[from]++] = to;
+	else
+		g->off[from + 1]++;
 }
 
 /* Iterative DFS over the dependency graph; a cycle found is noted in c->out */
 static int find_cycle(struct checker *c, bool *acyclic)
 {
-	struct dep_set *d = &c->deps;
-	uint32_t nn = c->nports * NVL, *off, *adj, *it, *stk, sp;
+	uint32_t nn = c->nports * NVL, *stk, sp;
+	uint64_t nedges = c->deps.used;
+	struct csr g = { 0 };
 	uint8_t *color;
 	int r = -ENOMEM;
 
-	uint64_t nedges = d->used;
-
 	*acyclic = true;
 	for (size_t s = 0; s < c->f->nswitches; s++) {
-		size_t np = (size_t)c->f->switches[s]->num_ports + 1;
+		size_t np = (size_t)c->nps[s] + 1;
 
 		for (size_t k = 0; c->bits[s] && k < np * np; k++)
 			nedges += (uint64_t)__builtin_popcountll(c->bits[s][k]);
 	}
+	for (size_t w = 0; w < (c->b00base[c->f->nswitches] + 63) / 64; w++)
+		nedges += (uint64_t)__builtin_popcountll(c->b00[w]);
+	/* a VL 0 -> VL 0 edge may also sit in bits[] (never: dep_note puts it in b00) */
 	c->out->dependencies = nedges;
-	off = calloc((size_t)nn + 1, sizeof(*off));
-	adj = malloc((nedges ? nedges : 1) * sizeof(*adj));
-	it = malloc(((size_t)nn + 1) * sizeof(*it));
+	g.off = calloc((size_t)nn + 1, sizeof(*g.off));
+	g.adj = malloc((nedges ? nedges : 1) * sizeof(*g.adj));
+	g.it = malloc(((size_t)nn + 1) * sizeof(*g.it));
 	stk = malloc(((size_t)nn + 1) * sizeof(*stk));
 	color = calloc((size_t)nn + 1, 1);
-	if (!off || !adj || !it || !stk || !color)
+	if (!g.off || !g.adj || !g.it || !stk || !color)
 		goto out;
-	for (int pass = 0; pass < 2; pass++) {
-		for (size_t i = 0; i < d->size; i++)
-			if (d->slot[i]) {
-				uint64_t key = d->slot[i] - 1;
-
-				if (pass)
-					adj[it[key >> 32]++] = (uint32_t)key;
-				else
-					off[(key >> 32) + 1]++;
-			}
-		for (size_t s = 0; s < c->f->nswitches; s++) {
-			const struct fab_node *sw = c->f->switches[s];
-			size_t np = (size_t)sw->num_ports + 1;
-
-			for (size_t k = 0; c->bits[s] && k < np * np; k++) {
-				uint64_t b = c->bits[s][k];
-				const struct fab_port *ip = &sw->ports[k / np];
-				uint32_t gin, gout;
-
-				if (!b)
-					continue;
-				gin = gport(c, ip->peer);
-				gout = gport(c, &sw->ports[k % np]);
-				for (; b; b &= b - 1) {
-					unsigned int bit = (unsigned int)__builtin_ctzll(b);
-					uint32_t from = chan(gin, (uint8_t)(bit / 8));
-
-					if (pass)
-						adj[it[from]++] = chan(gout, (uint8_t)(bit % 8));
-					else
-						off[from + 1]++;
-				}
-			}
-		}
-		if (!pass) {
-			for (uint32_t v = 0; v < nn; v++)
-				off[v + 1] += off[v];
-			memcpy(it, off, (size_t)nn * sizeof(*it));
-		}
-	}
+	each_dep(c, csr_edge, &g);
+	for (uint32_t v = 0; v < nn; v++)
+		g.off[v + 1] += g.off[v];
+	memcpy(g.it, g.off, (size_t)nn * sizeof(*g.it));
+	g.pass = 1;
+	each_dep(c, csr_edge, &g);
 	for (uint32_t root = 0; root < nn && *acyclic; root++) {
-		if (color[root] || off[root] == off[root + 1])
+		if (color[root] || g.off[root] == g.off[root + 1])
 			continue;
 		sp = 0;
 		stk[sp++] = root;
 		color[root] = 1;
-		it[root] = off[root];
+		g.it[root] = g.off[root];
 		while (sp) {
 			uint32_t v = stk[sp - 1], w;
 
-			if (it[v] == off[v + 1]) {
+			if (g.it[v] == g.off[v + 1]) {
 				color[v] = 2;
 				sp--;
 				continue;
 			}
-			w = adj[it[v]++];
+			w = g.adj[g.it[v]++];
 			if (color[w] == 1) {
 				/* w is on the stack: the cycle runs from w to v */
-				uint32_t len = 1, gp = w / NVL;
+				uint32_t len = 1, gpi = w / NVL;
 
 				while (len < sp && stk[sp - len] != w)
 					len++;
@@ -493,9 +563,10 @@ static int find_cycle(struct checker *c, bool *acyclic)
 				for (size_t i = 0; i < c->f->nnodes; i++) {
 					const struct fab_node *n = c->f->nodes[i];
 
-					if (gp >= c->pbase[i] && gp <= c->pbase[i] + n->num_ports) {
+					if (gpi >= c->pbase[i] &&
+					    gpi <= c->pbase[i] + n->num_ports) {
 						c->out->cycle_guid = n->guid;
-						c->out->cycle_port = (uint8_t)(gp - c->pbase[i]);
+						c->out->cycle_port = (uint8_t)(gpi - c->pbase[i]);
 						break;
 					}
 				}
@@ -504,16 +575,16 @@ static int find_cycle(struct checker *c, bool *acyclic)
 			}
 			if (!color[w]) {
 				color[w] = 1;
-				it[w] = off[w];
+				g.it[w] = g.off[w];
 				stk[sp++] = w;
 			}
 		}
 	}
 	r = 0;
 out:
-	free(off);
-	free(adj);
-	free(it);
+	free(g.off);
+	free(g.adj);
+	free(g.it);
 	free(stk);
 	free(color);
 	return r;
@@ -525,10 +596,8 @@ static void checker_free(struct checker *c)
 		free(c->tab[s]);
 		free(c->have[s]);
 		free(c->bits ? c->bits[s] : NULL);
-		free(c->fan ? c->fan[s] : NULL);
 	}
 	free(c->bits);
-	free(c->fan);
 	free(c->inj);
 	free(c->has_ca);
 	free(c->inj_noted);
@@ -536,8 +605,21 @@ static void checker_free(struct checker *c)
 	free(c->grp);
 	free(c->tab);
 	free(c->have);
+	free(c->utab);
+	free(c->uni);
+	free(c->uhave);
 	free(c->src);
 	free(c->pbase);
+	free(c->swbase);
+	free(c->nbr);
+	free(c->nbport);
+	free(c->gp);
+	free(c->peer);
+	free(c->nps);
+	free(c->blk);
+	free(c->b00base);
+	free(c->b00);
+	free(c->fanc);
 	free(c->comp);
 	free(c->state);
 	free(c->hops);
@@ -549,6 +631,59 @@ static void checker_free(struct checker *c)
 	free(c->acc);
 	free(c->order);
 	free(c->deps.slot);
+}
+
+/* The switch ports, flat: neighbours, peer ports, global indexes; the VL 0 bitset */
+static int index_switches(struct checker *c)
+{
+	const struct fabric *f = c->f;
+	size_t S = f->nswitches;
+	uint64_t nb = 0;
+
+	c->swbase = malloc((S + 1) * sizeof(*c->swbase));
+	c->b00base = malloc((S + 1) * sizeof(*c->b00base));
+	c->nps = malloc(S + 1);
+	if (!c->swbase || !c->b00base || !c->nps)
+		return -ENOMEM;
+	c->nswp = 0;
+	for (size_t s = 0; s < S; s++) {
+		unsigned int np = f->switches[s]->num_ports + 1u;
+
+		c->swbase[s] = c->nswp;
+		c->b00base[s] = (uint32_t)nb;
+		c->nps[s] = f->switches[s]->num_ports;
+		c->nswp += np;
+		nb += (uint64_t)np * np;
+	}
+	c->swbase[S] = c->nswp;
+	c->b00base[S] = (uint32_t)nb;
+	c->nbr = malloc((c->nswp + 1) * sizeof(*c->nbr));
+	c->nbport = malloc(c->nswp + 1);
+	c->gp = malloc((c->nswp + 1) * sizeof(*c->gp));
+	c->peer = calloc(c->nswp + 1, sizeof(*c->peer));
+	c->b00 = calloc(nb / 64 + 1, sizeof(*c->b00));
+	c->fanc = calloc((size_t)ROUTE_NUM_SLS * c->nswp + 1, sizeof(*c->fanc));
+	c->blk = malloc((size_t)CK_BLOCK * S + 1);
+	if (!c->nbr || !c->nbport || !c->gp || !c->peer || !c->b00 || !c->fanc || !c->blk)
+		return -ENOMEM;
+	for (size_t s = 0; s < S; s++) {
+		const struct fab_node *sw = f->switches[s];
+
+		for (unsigned int p = 0; p <= sw->num_ports; p++) {
+			const struct fab_port *pp = &sw->ports[p];
+			uint32_t x = c->swbase[s] + p;
+
+			c->gp[x] = gport(c, pp);
+			c->nbr[x] = NB_NONE;
+			c->nbport[x] = 0;
+			if (p == 0 || !fabric_port_linked(pp))
+				continue;
+			c->peer[x] = pp->peer;
+			c->nbport[x] = pp->peer->num;
+			c->nbr[x] = sw_link(pp) ? pp->peer->node->sw_idx : NB_END;
+		}
+	}
+	return 0;
 }
 
 /* Every endport with a LID, where it enters the switches */
@@ -618,7 +753,7 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 {
 	struct checker c;
 	size_t S = f->nswitches;
-	uint64_t sum = 0;
+	uint64_t sum = 0, unattached = 0;
 	uint32_t links = 0;
 	int ret = -ENOMEM;
 
@@ -637,6 +772,9 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	}
 	c.tab = calloc(S + 1, sizeof(*c.tab));
 	c.have = calloc(S + 1, sizeof(*c.have));
+	c.utab = calloc(S + 1, sizeof(*c.utab));
+	c.uni = calloc(S + 1, 1);
+	c.uhave = calloc(S + 1, sizeof(*c.uhave));
 	c.comp = malloc((S + 1) * sizeof(*c.comp));
 	c.state = malloc(S + 1);
 	c.hops = malloc((S + 1) * sizeof(*c.hops));
@@ -648,55 +786,72 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	c.acc = malloc((S + 2) * sizeof(*c.acc));
 	c.order = malloc((S + 1) * sizeof(*c.order));
 	c.bits = calloc(S + 1, sizeof(*c.bits));
-	c.fan = calloc(S + 1, sizeof(*c.fan));
 	c.inj = calloc((S + 1) * ROUTE_NUM_SLS, sizeof(*c.inj));
 	c.inj_noted = calloc((S + 1) * ROUTE_NUM_SLS, 1);
 	c.has_ca = calloc(S + 1, 1);
-	if (!c.bits || !c.fan || !c.inj || !c.inj_noted || !c.has_ca || !c.tab || !c.have ||
+	if (!c.bits || !c.inj || !c.inj_noted || !c.has_ca || !c.tab || !c.have || !c.utab ||
+	    !c.uni || !c.uhave ||
 	    !c.comp || !c.state || !c.hops || !c.stack || !c.memo || !c.memo_vl || !c.nsrc ||
 	    !c.load || !c.acc || !c.order)
 		goto out;
-	ret = list_sources(&c);
+	ret = index_switches(&c);
+	if (ret == 0)
+		ret = list_sources(&c);
 	if (ret < 0)
 		goto out;
+	ret = -ENOMEM;
 	components(&c);
+	for (size_t i = 0; i < c.nsrc_all; i++)
+		unattached += c.src[i].sw == RT_NONE;
 	for (uint32_t lid = 1; lid <= f->max_lid; lid++) {
 		const struct fab_port *dst = f->by_lid[lid];
 		const struct fab_node *dsw;
+		uint32_t dsi, own;
 		uint8_t dport;
 
+		if ((lid - 1) % CK_BLOCK == 0) {
+			/* The LFT entries of this LID and the next ones, LID-major */
+			uint32_t hi = lid + CK_BLOCK <= (uint32_t)f->max_lid + 1 ? lid + CK_BLOCK :
+				      (uint32_t)f->max_lid + 1;
+
+			for (size_t s = 0; s < S; s++) {
+				const struct fab_node *sw = f->switches[s];
+
+				for (uint32_t l = lid; l < hi; l++)
+					c.blk[(size_t)(l - lid) * S + s] =
+						l < sw->lft_len ? sw->lft[l] : LFT_PORT_NONE;
+			}
+		}
 		if (!dst)
 			continue;
+		c.row = c.blk + (size_t)((lid - 1) % CK_BLOCK) * S;
 		dsw = route_attach_switch(dst, &dport);
+		dsi = dsw ? dsw->sw_idx : RT_NONE;
+		/* dst is a source too: of its own switch, or of none */
+		own = dsw ? dsi : RT_NONE;
 		memset(c.state, ST_UNKNOWN, S);
 		if (++c.stamp == 0) {
 			memset(c.memo, 0, (size_t)c.nports * ROUTE_NUM_SLS * sizeof(*c.memo));
 			c.stamp = 1;
 		}
 		/* Sources that hang off no switch reach nothing */
-		for (size_t i = 0; i < c.nsrc_all; i++)
-			if (c.src[i].sw == RT_NONE && c.src[i].p != dst) {
-				out->pairs++;
-				out->disconnected++;
-			}
+		out->pairs += unattached - (own == RT_NONE);
+		out->disconnected += unattached - (own == RT_NONE);
 		for (uint32_t sw = 0; sw < S; sw++) {
-			uint32_t lo = c.grp_off[sw], hi = c.grp_off[sw + 1], n = hi - lo;
-			const struct fab_node *node = f->switches[sw];
-			const struct fab_port *op;
+			uint32_t n = c.grp_off[sw + 1] - c.grp_off[sw], x;
 			uint16_t vls;
 			uint8_t st, out_port;
 			int sl;
 
 			if (!n)
 				continue;
-			for (uint32_t k = lo; k < hi; k++)
-				n -= c.src[c.grp[k]].p == dst;
+			n -= sw == own;
 			out->pairs += n;
-			if (!dsw || c.comp[sw] != c.comp[dsw->sw_idx]) {
+			if (dsi == RT_NONE || c.comp[sw] != c.comp[dsi]) {
 				out->disconnected += n;	/* nothing to route */
 				continue;
 			}
-			st = resolve(&c, sw, (uint16_t)lid, dst);
+			st = resolve(&c, sw, dst, dst->num == 0 ? dsi : RT_NONE);
 			if (st != ST_OK) {
 				if (st == ST_LOOP)
 					out->loops += n;
@@ -716,30 +871,28 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 					if (m & (1u << v))
 						note_vl(&c, v);
 			}
-			out_port = node->lft[lid];
+			out_port = c.row[sw];
 			if (out_port == 0)
 				continue;
-			op = node->ports[out_port].peer;
 			vls = fan_out(&c, sw, out_port, sl);
 			if (c.err) {
 				ret = c.err;
 				goto out;
 			}
-			if (op->node->type != NODE_TYPE_SWITCH)
+			x = c.swbase[sw] + out_port;
+			if (c.nbr[x] >= NB_END)
 				continue;
 			/* From the first link on, sources that took it on one VL share the path */
 			for (uint8_t v = 0; v < NVL; v++) {
 				if (!(vls & (1u << v)))
 					continue;
-				ret = walk_deps(&c, op->node->sw_idx, op->num,
-						chan(gport(&c, &node->ports[out_port]), v),
-						(uint16_t)lid, sl);
+				ret = walk_deps(&c, c.nbr[x], c.nbport[x], chan(c.gp[x], v), sl);
 				if (ret < 0)
 					goto out;
 			}
 		}
 		if (dsw)
-			count_loads(&c, (uint16_t)lid);
+			count_loads(&c);
 	}
 	ret = find_cycle(&c, &out->acyclic);
 	if (ret < 0)
@@ -747,14 +900,12 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	for (uint16_t v = c.vl_seen; v; v &= (uint16_t)(v - 1))
 		out->vls_used++;
 	for (size_t s = 0; s < S; s++) {
-		const struct fab_node *sw = f->switches[s];
-
-		for (unsigned int p = 1; p <= sw->num_ports; p++) {
+		for (uint32_t x = c.swbase[s] + 1; x <= c.swbase[s] + c.nps[s]; x++) {
 			uint64_t l;
 
-			if (!sw_link(&sw->ports[p]))
+			if (c.nbr[x] >= NB_END)
 				continue;
-			l = c.load[c.pbase[sw->idx] + p];
+			l = c.load[c.gp[x]];
 			links++;
 			sum += l;
 			if (l > out->max_link_routes)

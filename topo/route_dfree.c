@@ -58,6 +58,19 @@
 #define DF_PASSES		3
 /* Above this much work, Nue-like routing tries fewer variants */
 #define DF_NUE_WORK		2000000ull
+/*
+ * A candidate this close to the lower bound of the busiest link ends the
+ * search (percent); on big fabrics, where every further candidate costs
+ * seconds, a looser bound does
+ */
+#define DF_CLOSE_PCT		2
+#define DF_CLOSE_BIG_PCT	5
+/*
+ * Layering gives up after its graph searches visited this many times the
+ * arcs (layering min-hop routes of the k=40 fat-tree over 4 VLs took 190 s,
+ * for 3.5% off the busiest link)
+ */
+#define DF_LAYER_LIMIT		2048
 /* Nue-like routing gives up after searching its CDGs this many times arcs x destinations */
 #define DF_NUE_LIMIT		32
 /* ... and is not tried when up/down's busiest link is within this many percent of min-hop's */
@@ -85,6 +98,10 @@ struct dfree {
 	uint32_t max_minimal;		/* their busiest link */
 	uint32_t max_updn;		/* up/down's */
 	uint32_t hop_limit;		/* longer routes only if nothing else will do */
+	bool minimal_done;		/* M was routed (mean_minimal, max_minimal hold) */
+	uint32_t known_hops;		/* longest route in the LFTs if known (trees over a DAG
+					 * follow its shortest arcs), else RT_NONE */
+	bool minimal_acyclic;		/* ... and needed no layers */
 	struct rt_updn updn;
 	bool updn_ok;
 	uint8_t *sl;			/* [S * lidlen] SL per (source switch, LID) */
@@ -95,7 +112,7 @@ struct dfree {
 struct df_snap {
 	bool valid;
 	bool too_long;			/* some route longer than the hop limit */
-	uint8_t *lft;			/* [S * lidlen] */
+	uint8_t *lft;			/* [lidlen * S], as g.lt */
 	uint8_t *sl;			/* [S * lidlen] per pair, [lidlen] per LID, or NULL: SL 0 */
 	bool sl_per_dest;
 	unsigned int vls;
@@ -103,6 +120,7 @@ struct df_snap {
 	uint64_t total_load;
 	unsigned int escape;
 	const char *method;
+	bool updn;			/* up/down routes: legal under updn.rank */
 };
 
 static void df_free(struct dfree *dc)
@@ -134,9 +152,14 @@ static int df_init(struct dfree *dc, struct fabric *f)
 	int r;
 
 	memset(dc, 0, sizeof(*dc));
+	dc->known_hops = RT_NONE;
 	r = rt_graph_build(f, &dc->g);
-	if (r < 0)
+	if (r == 0)
+		r = rt_lt_init(&dc->g, false);
+	if (r < 0) {
+		rt_graph_free(&dc->g);
 		return r;
+	}
 	dc->f = f;
 	S = dc->S = dc->g.nsw;
 	dc->lidlen = (uint32_t)f->max_lid + 1;
@@ -272,12 +295,20 @@ static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
 static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 {
 	const struct rt_dest *d = &dc->g.dest[i];
+	const struct rt_dag *dag = mode == DF_MINIMAL ? &dc->dag : &dc->updn.dag;
 
 	if (mode == DF_MINIMAL) {
 		rt_dag_minimal(&dc->dag, &dc->g, d->sw);
 		rt_dag_tree(&dc->dag, &dc->g, d, &dc->l, true, i, dc->cost, dc->fin, dc->nxt);
 	} else if (mode == DF_UPDN) {
 		rt_updn_tree(&dc->g, &dc->updn, d, &dc->l, true, dc->nxt);
+	}
+	if (mode != DF_SSSP) {
+		/* Every switch takes a DAG arc one hop nearer: its hops are the DAG's */
+		uint32_t far = dag->n ? dag->hops[dag->order[dag->n - 1]] : 0;
+
+		if (dc->known_hops == RT_NONE || far > dc->known_hops)
+			dc->known_hops = far;
 	} else {
 		tree_sssp(dc, d, i);
 		rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order, dc->scratch, 1);
@@ -286,9 +317,9 @@ static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 
 static void df_reset(struct dfree *dc)
 {
+	dc->known_hops = RT_NONE;
 	rt_loads_reset(&dc->l);
-	for (uint32_t s = 0; s < dc->S; s++)
-		memset(dc->f->switches[s]->lft, LFT_PORT_NONE, dc->lidlen);
+	memset(dc->g.lt, LFT_PORT_NONE, (size_t)dc->S * dc->lidlen);
 }
 
 static void load_summary(const struct dfree *dc, uint32_t *max, uint32_t *max_ca,
@@ -338,18 +369,17 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 			bmc = mc;
 			bt = t;
 			best = p;
-			for (uint32_t s = 0; s < dc->S; s++)
-				memcpy(keep + (size_t)s * dc->lidlen, dc->f->switches[s]->lft,
-				       dc->lidlen);
+			memcpy(keep, dc->g.lt, len);
 			rt_loads_copy(&dc->keep, &dc->l);
 		}
 	}
 	if (passes > 1 && best != passes - 1) {
-		for (uint32_t s = 0; s < dc->S; s++)
-			memcpy(dc->f->switches[s]->lft, keep + (size_t)s * dc->lidlen, dc->lidlen);
+		memcpy(dc->g.lt, keep, len);
 		rt_loads_copy(&dc->l, &dc->keep);
 	}
 	free(keep);
+	if (mode == DF_SSSP)
+		dc->known_hops = RT_NONE;
 	return 0;
 }
 
@@ -506,10 +536,16 @@ static int layer_all(struct dfree *dc, unsigned int nl, unsigned int *used)
 	if (r < 0)
 		return r;
 	for (uint32_t i = 0; i < dc->g.ndest; i++) {
+		uint64_t work = 0;
+
 		rt_tree_read(&dc->g, &dc->g.dest[i], dc->nxt);
 		r = dest_place(dc, &dc->g.dest[i], nl, false, used);
 		if (r < 0)
 			return r;
+		for (unsigned int L = 0; L < nl; L++)
+			work += dc->layer[L].work;
+		if (work > (uint64_t)DF_LAYER_LIMIT * dc->g.narcs + 1000000)
+			return -ENOSPC;
 	}
 	return 0;
 }
@@ -580,9 +616,14 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 	size_t len = (size_t)dc->S * dc->lidlen, sl_len = per_dest ? dc->lidlen : len;
 	uint32_t mx, mc;
 	uint64_t tot;
-	bool too_long = lft_max_hops(dc) > dc->hop_limit;
+	bool too_long;
 
 	load_summary(dc, &mx, &mc, &tot);
+	/* Not better even within the hop limit: no need to walk every route */
+	if (!snap_better(best, false, mx, mc, vls, tot))
+		return 0;
+	too_long = (dc->known_hops != RT_NONE ? dc->known_hops : lft_max_hops(dc)) > dc->hop_limit;
+	dc->known_hops = RT_NONE;
 	if (!snap_better(best, too_long, mx, mc, vls, tot))
 		return 0;
 	if (!best->lft) {
@@ -590,8 +631,7 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 		if (!best->lft)
 			return -ENOMEM;
 	}
-	for (uint32_t s = 0; s < dc->S; s++)
-		memcpy(best->lft + (size_t)s * dc->lidlen, dc->f->switches[s]->lft, dc->lidlen);
+	memcpy(best->lft, dc->g.lt, len);
 	free(best->sl);
 	best->sl = NULL;
 	if (sl && vls > 1) {
@@ -609,14 +649,20 @@ static int snap_offer(struct dfree *dc, struct df_snap *best, unsigned int vls,
 	best->total_load = tot;
 	best->method = method;
 	best->escape = escaped;
+	best->updn = false;
 	return 0;
 }
 
 static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_result *res,
 			 struct route_stats *st)
 {
-	for (uint32_t s = 0; s < dc->S; s++)
-		memcpy(dc->f->switches[s]->lft, sn->lft + (size_t)s * dc->lidlen, dc->lidlen);
+	memcpy(dc->g.lt, sn->lft, (size_t)dc->S * dc->lidlen);
+	rt_lt_flush(&dc->g);
+	if (sn->updn && dc->updn_ok) {
+		res->updn_rank = malloc((dc->S + 1) * sizeof(*res->updn_rank));
+		if (res->updn_rank)
+			memcpy(res->updn_rank, dc->updn.rank, dc->S * sizeof(*res->updn_rank));
+	}
 	res->vls_used = sn->vls;
 	st->method = sn->method;
 	st->escape_lids = sn->escape;
@@ -631,23 +677,83 @@ static void snap_restore(struct dfree *dc, struct df_snap *sn, struct route_resu
 	sn->sl = NULL;
 }
 
-/* The most hops between two switches (BFS from each) */
+/*
+ * The most hops between two switches (BFS from each), or DF_HOP_LIMIT when
+ * that is surely more: the eccentricity of one switch bounds the diameter
+ * from above by twice itself, which spares the S BFS on big fat-trees.
+ */
 static uint32_t diameter(struct dfree *dc)
 {
-	uint32_t d = 0;
+	uint32_t d = 0, n;
 
+	n = dc->S ? rt_bfs(&dc->g, 0, dc->depth, dc->order) : 0;
+	if (n == dc->S && (!n || 2 * dc->depth[dc->order[n - 1]] <= DF_HOP_LIMIT))
+		return DF_HOP_LIMIT;
 	for (uint32_t s = 0; s < dc->S; s++) {
-		uint32_t n = rt_bfs(&dc->g, s, dc->depth, dc->order);
-
+		n = rt_bfs(&dc->g, s, dc->depth, dc->order);
 		if (n && dc->depth[dc->order[n - 1]] > d)
 			d = dc->depth[dc->order[n - 1]];
 	}
 	return d;
 }
 
+/*
+ * A lower bound of the busiest link of any routing (routes of CA sources
+ * toward every LID): the routes leaving a switch's CA ports for LIDs
+ * elsewhere share its links, so do those entering it for its LIDs, and the
+ * busiest link carries at least the mean load of min-hop routes. 0 when the
+ * switches are not all connected (then some pairs route nowhere).
+ */
+static uint64_t lower_bound(struct dfree *dc, bool cheap)
+{
+	const struct rt_graph *g = &dc->g;
+	uint64_t lb = 0, srcs = 0, hopsum = 0;
+	uint32_t *lids = calloc(dc->S + 1, sizeof(*lids));
+
+	if (!lids || !g->narcs)
+		goto out;
+	for (uint32_t i = 0; i < g->ndest; i++)
+		lids[g->dest[i].sw]++;
+	for (uint32_t s = 0; s < dc->S; s++)
+		srcs += g->nsrc[s];
+	for (uint32_t s = 0; s < dc->S; s++) {
+		uint32_t deg = rt_deg(g, s), n;
+		uint64_t out = (uint64_t)g->nsrc[s] * (g->ndest - lids[s]);
+		uint64_t in = (srcs - g->nsrc[s]) * lids[s];
+
+		if (!lids[s])
+			continue;
+		/* Cheap: one BFS says whether all are connected, no mean load */
+		n = cheap && lb ? dc->S : rt_bfs(g, s, dc->depth, dc->order);
+		if (n != dc->S || !deg) {
+			lb = 0;
+			goto out;
+		}
+		for (uint32_t t = 0; !cheap && t < dc->S; t++)
+			hopsum += (uint64_t)g->nsrc[t] * dc->depth[t] * lids[s];
+		out = (out + deg - 1) / deg;
+		in = (in + deg - 1) / deg;
+		lb = out > lb ? out : lb;
+		lb = in > lb ? in : lb;
+	}
+	if ((hopsum + g->narcs - 1) / g->narcs > lb)
+		lb = (hopsum + g->narcs - 1) / g->narcs;
+out:
+	free(lids);
+	return lb;
+}
+
+/* Whether the kept candidate is as good as any can be, near enough */
+static bool close_enough(const struct df_snap *best, uint64_t lb, unsigned int pct)
+{
+	return best->valid && !best->too_long && lb &&
+	       (uint64_t)best->max_load * 100 <= lb * (100 + pct);
+}
+
 /* U: balanced up*\/down*, 1 VL */
 static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes)
 {
+	const char *method;
 	uint32_t mc;
 	uint64_t tot;
 	int r;
@@ -662,7 +768,11 @@ static int cand_updn(struct dfree *dc, struct df_snap *best, unsigned int passes
 	if (r < 0)
 		return r;
 	load_summary(dc, &dc->max_updn, &mc, &tot);
-	return snap_offer(dc, best, 1, NULL, false, "up/down balanced", 0);
+	method = best->method;
+	r = snap_offer(dc, best, 1, NULL, false, "up/down balanced", 0);
+	if (r == 0 && best->method != method)
+		best->updn = true;	/* taken */
+	return r;
 }
 
 /*
@@ -686,18 +796,21 @@ static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mod
 	if (minimal) {
 		dc->mean_minimal = dc->g.narcs ? tot / dc->g.narcs : 0;
 		dc->max_minimal = mx;
+		dc->minimal_done = true;
 	}
 	if (only_if_better && !snap_better(best, false, mx, mc, 1, tot))
 		return 0;
 	r = all_acyclic(dc, &acyclic);
 	if (r < 0)
 		return r;
+	if (minimal)
+		dc->minimal_acyclic = acyclic;
 	if (acyclic) {
 		*fit = true;
 		return snap_offer(dc, best, 1, NULL, false, minimal ? "min-hop balanced, acyclic" :
 				  "least-weight balanced, acyclic", 0);
 	}
-	if (!snap_better(best, false, mx, mc, 2, tot))
+	if (V < 2 || !snap_better(best, false, mx, mc, 2, tot))
 		return 0;
 	r = layer_all(dc, V, &used);
 	if (r == -ENOSPC)
@@ -707,6 +820,41 @@ static int cand_layered(struct dfree *dc, struct df_snap *best, enum df_mode mod
 	*fit = true;
 	return snap_offer(dc, best, used, dc->sl, false, minimal ? "min-hop balanced, layered" :
 			  "least-weight balanced, layered", 0);
+}
+
+/*
+ * T: dimension order on a grid (torus, mesh, ring, hypercube), 1 VL
+ * (route_grid.c), in every order of up to 3 dimensions, else two. Offered
+ * only if its routes are acyclic (they are by construction).
+ */
+static int cand_grid(struct dfree *dc, struct df_snap *best, unsigned int passes)
+{
+	static const uint32_t perm3[6][3] = {
+		{ 0, 1, 2 }, { 1, 0, 2 }, { 0, 2, 1 }, { 2, 0, 1 }, { 1, 2, 0 }, { 2, 1, 0 },
+	};
+	struct rt_grid gr;
+	uint32_t order[RT_GRID_MAXD];
+	unsigned int norders;
+	bool acyclic;
+	int r = rt_grid_detect(&dc->g, &gr);
+
+	if (r <= 0)
+		return r;
+	r = 0;
+	norders = gr.ndim == 1 ? 1 : gr.ndim == 2 ? 2 : gr.ndim == 3 ? 6 : 2;
+	for (unsigned int o = 0; r == 0 && o < norders; o++) {
+		for (uint32_t k = 0; k < gr.ndim; k++)
+			order[k] = gr.ndim == 3 ? perm3[o][k] : o ? gr.ndim - 1 - k : k;
+		df_reset(dc);
+		r = rt_grid_route(&dc->g, &gr, order, &dc->l, passes, dc->depth, dc->order,
+				  dc->scratch);
+		if (r == 0)
+			r = all_acyclic(dc, &acyclic);
+		if (r == 0 && acyclic)
+			r = snap_offer(dc, best, 1, NULL, false, "dimension-ordered on a grid", 0);
+	}
+	rt_grid_free(&gr);
+	return r;
 }
 
 /* N: Nue-like, V acyclic CDGs, SL per destination */
@@ -738,7 +886,8 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	struct dfree dc;
 	struct df_snap best;
 	unsigned int V = res->vls_budget ? res->vls_budget : 1, passes;
-	uint64_t work;
+	uint64_t work, lb;
+	unsigned int close_pct;
 	bool big, fit = false;
 	int r;
 
@@ -755,13 +904,24 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	if (dc.hop_limit < DF_HOP_LIMIT)
 		dc.hop_limit = DF_HOP_LIMIT;
 
+	lb = lower_bound(&dc, big);
+	close_pct = big ? DF_CLOSE_BIG_PCT : DF_CLOSE_PCT;
 	r = cand_updn(&dc, &best, passes);
 	if (r == 0)
+		r = cand_grid(&dc, &best, passes);
+	/* Up/down on a fat-tree, dimension order on a hypercube: nothing does better */
+	if (close_enough(&best, lb, close_pct))
+		goto done;
+	/* One VL: min-hop routes would have to be acyclic as they are, never so on big fabrics */
+	if (r == 0 && !(big && V == 1))
 		r = cand_layered(&dc, &best, DF_MINIMAL, V, passes, big, &fit);
-	if (r == 0 && !big) {
+	/* ... and least-weight ones, more roundabout, neither where min-hop ones are not */
+	if (r == 0 && !big && (V > 1 || !dc.minimal_done || dc.minimal_acyclic)) {
 		dc.hop_penalty = dc.mean_minimal + 1;
 		r = cand_layered(&dc, &best, DF_SSSP, V, passes, false, &fit);
 	}
+	if (close_enough(&best, lb, close_pct))
+		goto done;
 	/*
 	 * On small fabrics always, on medium ones only when no layering fits
 	 * (the budget is tight); never when up/down is about as good as min-hop
@@ -781,6 +941,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 		if (r == 0)
 			r = cand_nue(&dc, &best, V, work > DF_NUE_WORK ? 2 : 3, true);
 	}
+done:
 	if (r == 0)
 		snap_restore(&dc, &best, res, st);
 	snap_free(&best);

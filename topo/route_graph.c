@@ -37,10 +37,71 @@ void rt_graph_free(struct rt_graph *g)
 	free(g->port);
 	free(g->pbase);
 	free(g->parc);
+	free(g->nports);
 	free(g->nsrc);
 	free(g->tbase);
 	free(g->dest);
+	free(g->lt);
 	memset(g, 0, sizeof(*g));
+}
+
+/* LIDs per transposed block: 64 rows of a few thousand switches stay in L2 */
+#define LT_BLOCK	64
+
+void rt_lt_from_fabric(const struct fabric *f, uint8_t *lt, uint32_t lidlen)
+{
+	size_t S = f->nswitches;
+
+	for (uint32_t lo = 0; lo < lidlen; lo += LT_BLOCK) {
+		uint32_t hi = lo + LT_BLOCK < lidlen ? lo + LT_BLOCK : lidlen;
+
+		for (size_t s = 0; s < S; s++) {
+			const struct fab_node *sw = f->switches[s];
+
+			for (uint32_t lid = lo; lid < hi; lid++)
+				lt[(size_t)lid * S + s] = lid < sw->lft_len ? sw->lft[lid] :
+							  LFT_PORT_NONE;
+		}
+	}
+}
+
+void rt_lt_to_fabric(struct fabric *f, const uint8_t *lt, uint32_t lidlen)
+{
+	size_t S = f->nswitches;
+
+	for (uint32_t lo = 0; lo < lidlen; lo += LT_BLOCK) {
+		uint32_t hi = lo + LT_BLOCK < lidlen ? lo + LT_BLOCK : lidlen;
+
+		for (size_t s = 0; s < S; s++) {
+			struct fab_node *sw = f->switches[s];
+			uint32_t top = hi < sw->lft_len ? hi : sw->lft_len;
+
+			for (uint32_t lid = lo; lid < top; lid++)
+				sw->lft[lid] = lt[(size_t)lid * S + s];
+		}
+	}
+}
+
+int rt_lt_init(struct rt_graph *g, bool load)
+{
+	size_t len = (size_t)g->lidlen * g->nsw;
+
+	if (!g->lt) {
+		g->lt = malloc(len ? len : 1);
+		if (!g->lt)
+			return -ENOMEM;
+	}
+	if (load)
+		rt_lt_from_fabric(g->f, g->lt, g->lidlen);
+	else
+		memset(g->lt, LFT_PORT_NONE, len);
+	return 0;
+}
+
+void rt_lt_flush(const struct rt_graph *g)
+{
+	if (g->lt)
+		rt_lt_to_fabric(g->f, g->lt, g->lidlen);
 }
 
 int rt_graph_build(struct fabric *f, struct rt_graph *g)
@@ -50,6 +111,7 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 	memset(g, 0, sizeof(*g));
 	g->f = f;
 	g->nsw = S;
+	g->lidlen = (uint32_t)f->max_lid + 1;
 	for (uint32_t s = 0; s < S; s++) {
 		struct fab_node *sw = f->switches[s];
 
@@ -65,10 +127,12 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 	g->port = malloc(na ? na : 1);
 	g->pbase = malloc((S ? S : 1) * sizeof(*g->pbase));
 	g->parc = malloc((np ? np : 1) * sizeof(*g->parc));
+	g->nports = malloc(S ? S : 1);
 	g->nsrc = calloc(S ? S : 1, sizeof(*g->nsrc));
 	g->tbase = malloc((S ? S : 1) * sizeof(*g->tbase));
 	g->dest = malloc(((size_t)f->max_lid + 1) * sizeof(*g->dest));
 	if (!g->off || !g->to || !g->from || !g->rev || !g->port || !g->pbase || !g->parc ||
+	    !g->nports ||
 	    !g->nsrc || !g->tbase || !g->dest) {
 		rt_graph_free(g);
 		return -ENOMEM;
@@ -79,6 +143,7 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 
 		g->off[s] = na;
 		g->pbase[s] = np;
+		g->nports[s] = sw->num_ports;
 		g->parc[np++] = RT_NONE;
 		for (unsigned int p = 1; p <= sw->num_ports; p++) {
 			struct fab_port *pp = &sw->ports[p];
@@ -225,31 +290,41 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 	for (uint32_t s = 0; s < g->nsw; s++)
 		nxt[s] = RT_NONE;
 	cost[dag->root] = 0;
+	/*
+	 * Without spreading, the next hop is the arc that gives the cost (the
+	 * first of equal ones from rot on, then the lighter): chosen in the same
+	 * pass, which halves the work of host destinations
+	 */
 	for (uint32_t i = 1; i < dag->n; i++) {
-		uint64_t bc = UINT64_MAX;
+		uint32_t lo = dag->off[i], n = dag->off[i + 1] - lo, k = n ? rot % n : 0;
+		uint32_t best = RT_NONE;
+		uint64_t bc = UINT64_MAX, bw = 0;
 
-		for (uint32_t k = dag->off[i]; k < dag->off[i + 1]; k++) {
-			uint32_t a = dag->arcs[k];
+		for (uint32_t j = 0; j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+			uint32_t a = dag->arcs[lo + k];
 			uint64_t c = cost[g->to[a]] + W[a];
 
-			if (c < bc)
+			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
+				best = a;
 				bc = c;
+				bw = W[a];
+			}
 		}
 		cost[dag->order[i]] = bc;
+		if (!spread)
+			nxt[dag->order[i]] = best;
 	}
 	for (uint32_t i = 0; i < dag->n; i++)
 		flow[dag->order[i]] = g->nsrc[dag->order[i]];
 	for (uint32_t i = dag->n; i-- > 1;) {
 		uint32_t s = dag->order[i], lo = dag->off[i], n = dag->off[i + 1] - lo;
-		uint32_t best = RT_NONE, k = n ? rot % n : 0;
+		uint32_t best = nxt[s], k = n ? rot % n : 0;
 		uint64_t bc = 0, bw = 0;
 
-		for (uint32_t j = 0; j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+		for (uint32_t j = 0; spread && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
 			uint32_t a = dag->arcs[lo + k], t = g->to[a];
-			uint64_t c = cost[t] + W[a];
+			uint64_t c = cost[t] + W[a] + RT_SPREAD * rt_wflow(l, d, flow[t]);
 
-			if (spread)
-				c += rt_wflow(l, d, flow[t]);
 			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
 				best = a;
 				bc = c;
@@ -267,6 +342,18 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 
 void rt_tree_read(const struct rt_graph *g, const struct rt_dest *d, uint32_t *nxt)
 {
+	if (g->lt) {
+		const uint8_t *row = g->lt + (size_t)d->lid * g->nsw;
+
+		for (uint32_t s = 0; s < g->nsw; s++) {
+			uint8_t p = row[s];
+
+			nxt[s] = RT_NONE;
+			if (s != d->sw && p >= 1 && p <= g->nports[s])
+				nxt[s] = g->parc[g->pbase[s] + p];
+		}
+		return;
+	}
 	for (uint32_t s = 0; s < g->nsw; s++) {
 		const struct fab_node *sw = g->f->switches[s];
 		uint8_t p = d->lid < sw->lft_len ? sw->lft[d->lid] : LFT_PORT_NONE;
@@ -279,6 +366,14 @@ void rt_tree_read(const struct rt_graph *g, const struct rt_dest *d, uint32_t *n
 
 void rt_tree_write(const struct rt_graph *g, const struct rt_dest *d, const uint32_t *nxt)
 {
+	if (g->lt) {
+		uint8_t *row = g->lt + (size_t)d->lid * g->nsw;
+
+		for (uint32_t s = 0; s < g->nsw; s++)
+			row[s] = s == d->sw ? d->port : nxt[s] != RT_NONE ? g->port[nxt[s]] :
+				 LFT_PORT_NONE;
+		return;
+	}
 	for (uint32_t s = 0; s < g->nsw; s++) {
 		struct fab_node *sw = g->f->switches[s];
 

@@ -21,6 +21,14 @@
 #define RT_NONE		UINT32_MAX
 #define RT_ALPHA	3		/* weight of host-to-host routes in balancing */
 #define RT_INF		UINT32_MAX
+/*
+ * Weight of a destination's own flow when a tree spreads it (rt_dag_tree),
+ * against the loads: measured on 3-level fat-trees, 1 left the routes
+ * toward a switch LID bunched on one of its downlinks (k=32: busiest link
+ * 1.42x the lower bound); 3 keeps k=16 to k=48 within 0.3% of the bound
+ * (2: k=40 1.04x, k=48 1.12x)
+ */
+#define RT_SPREAD	3
 
 struct rt_dest {
 	uint16_t lid;
@@ -39,6 +47,7 @@ struct rt_graph {
 	uint8_t *port;			/* [narcs] port at the tail */
 	uint32_t *pbase;		/* [nsw] index of (s, port 0) in parc */
 	uint32_t *parc;			/* arc leaving (s, port), or RT_NONE */
+	uint8_t *nports;		/* [nsw] ports of s */
 	uint32_t *nsrc;			/* [nsw] CA endports with a LID: route sources */
 	size_t *tbase;			/* [nsw] turn (i, j) of s: tbase[s] + i * deg + j */
 	size_t nturns;
@@ -46,6 +55,16 @@ struct rt_graph {
 	struct rt_dest *dest;		/* every LID that has an endport attached to a switch, in
 					 * routing order: CA ports first, by switch; then switches */
 	unsigned int unattached;	/* LIDs whose endport hangs off no switch */
+	/*
+	 * Working LFTs, LID-major: lt[lid * nsw + s] (rt_lt_init), or NULL:
+	 * trees are then read from and written to the switches' own LFTs.
+	 * An engine works on one LID at a time over every switch; LID-major
+	 * rows keep that in a few cache lines instead of one per switch
+	 * (measured: half of the k=40 fat-tree's routing time went to those
+	 * misses).
+	 */
+	uint8_t *lt;
+	uint32_t lidlen;		/* max_lid + 1 */
 };
 
 /* What route_compute hands an engine, and what the caller gets back */
@@ -57,6 +76,14 @@ struct route_result {
 	uint32_t nsw;
 	uint8_t *sl_dest;		/* [max_lid + 1] SL by destination LID, or NULL */
 	uint8_t *sl_pair;		/* [nsw * (max_lid + 1)] by (source switch, LID), or NULL */
+	/*
+	 * [nsw] an order of the switches (by sw_idx) under which every route
+	 * takes up arcs (toward a lower rank) before down arcs, or NULL. Such
+	 * routes are acyclic on one VL whatever they are, so route repair can
+	 * judge a detour by its one new turn (no down arc before an up arc)
+	 * instead of searching the channel dependency graph.
+	 */
+	uint32_t *updn_rank;
 };
 
 /*
@@ -130,6 +157,17 @@ static inline size_t rt_turn(const struct rt_graph *g, uint32_t a, uint32_t b)
 /* -EPROTO when a cable has no way back (a model no engine can route) */
 int rt_graph_build(struct fabric *f, struct rt_graph *g);
 void rt_graph_free(struct rt_graph *g);
+/* Working LFTs: all LFT_PORT_NONE, or (load) a copy of the fabric's. 0 or -ENOMEM */
+int rt_lt_init(struct rt_graph *g, bool load);
+/* Write the working LFTs into the switches' LFTs (allocated by route_alloc_lfts) */
+void rt_lt_flush(const struct rt_graph *g);
+/*
+ * Transpose between switch-major LFTs (lft[s][lid]) and a LID-major matrix
+ * (lt[lid * nsw + s]) in cache-sized blocks; LIDs beyond a switch's lft_len
+ * read as LFT_PORT_NONE.
+ */
+void rt_lt_from_fabric(const struct fabric *f, uint8_t *lt, uint32_t lidlen);
+void rt_lt_to_fabric(struct fabric *f, const uint8_t *lt, uint32_t lidlen);
 /* Hop distances from every switch to root and the switches in BFS order; returns how many */
 uint32_t rt_bfs(const struct rt_graph *g, uint32_t root, uint32_t *dist, uint32_t *order);
 
@@ -200,6 +238,13 @@ struct rt_cdg {
 
 int rt_cdg_init(struct rt_cdg *c, const struct rt_graph *g);
 void rt_cdg_free(struct rt_cdg *c);
+/*
+ * Start an empty graph's topological order from key[] (ascending, per arc)
+ * instead of the arcs' numbering: turns that agree with it then cost no
+ * search (route repair seeds it with the up/down order old routes obey).
+ * 0, -EBUSY when the graph holds turns already, or -ENOMEM.
+ */
+int rt_cdg_seed(struct rt_cdg *c, const uint32_t *key);
 /* Whether the turn a -> b can be added without closing a cycle (nothing changes) */
 bool rt_cdg_can_add(struct rt_cdg *c, uint32_t a, uint32_t b);
 /* Use turn a -> b once more: 0, or -ELOOP when it would close a cycle (nothing changes) */
@@ -208,6 +253,37 @@ int rt_cdg_add(struct rt_cdg *c, uint32_t a, uint32_t b);
 void rt_cdg_put(struct rt_cdg *c, uint32_t a, uint32_t b);
 /* Whether the turns marked non-zero in used[nturns] form an acyclic CDG */
 bool rt_turns_acyclic(const struct rt_graph *g, const uint8_t *used);
+
+/*
+ * A grid (route_grid.c): the switches as a Cartesian product of paths and
+ * cycles (meshes, tori, rings, hypercubes), with every switch's coordinates.
+ */
+#define RT_GRID_MAXD	12		/* dimensions at most (a 2^12 hypercube) */
+
+struct rt_grid {
+	uint32_t ndim;
+	uint32_t size[RT_GRID_MAXD];	/* switches along each dimension */
+	bool cycle[RT_GRID_MAXD];	/* a cycle (3 or more), else a path (or one cable) */
+	uint32_t *coord;		/* [nsw * RT_GRID_MAXD] coordinates of each switch */
+	uint32_t *at;			/* [nsw] the switch at each mixed-radix index */
+};
+
+/* 1 and gr filled when g's switches form a grid, 0 when not (gr empty), -ENOMEM */
+int rt_grid_detect(const struct rt_graph *g, struct rt_grid *gr);
+void rt_grid_free(struct rt_grid *gr);
+/* Mixed-radix index of coordinates c (dimension 0 fastest), RT_NONE if out of range */
+uint32_t rt_grid_index(const struct rt_grid *gr, const uint32_t *c);
+/*
+ * Dimension-ordered routes over the grid (order[]: a permutation of the
+ * dimensions, the first corrected first), cycles broken once per line and
+ * direction: acyclic on one VL. Every destination of g in turn, balanced
+ * against the loads l (which it adds to), passes - 1 rounds of rip-up and
+ * reroute; writes the trees (rt_tree_write). depth, ord, scratch: nsw each.
+ * 0 or -ENOMEM.
+ */
+int rt_grid_route(const struct rt_graph *g, const struct rt_grid *gr, const uint32_t *order,
+		  struct rt_loads *l, unsigned int passes, uint32_t *depth, uint32_t *ord,
+		  uint32_t *scratch);
 
 /* Engines */
 int route_minhop_compute(struct fabric *f, struct route_result *res, struct route_stats *st);

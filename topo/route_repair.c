@@ -24,8 +24,14 @@
  *     the nearest and then least loaded, in the layer of the old SL if its
  *     graph stays acyclic (Pearce-Kelly, route_cdg.c), else another layer in
  *     use, else, two hops later at the latest, a new layer within the
- *     budget. A switch that fits nowhere within 15 hops makes repair fail
- *     (-ENOSPC): the caller then computes routes afresh.
+ *     budget. A LID whose switches cannot all be placed that way is placed
+ *     anew, every switch toward it nearest first.
+ *  4. LIDs that still do not fit are moved to the front and the repair
+ *     starts over (up to RP_ATTEMPTS times): placed while the graphs hold
+ *     only the intact paths, they find the ways the others' detours had
+ *     closed (one VL leaves little room). The last attempt keeps nothing of
+ *     the LIDs that lost routes and places all of them anew. Only then does
+ *     repair fail (-ENOSPC), and the caller computes routes afresh.
  * The SLs become per (source switch, LID). The caller verifies the result
  * with route_check like any engine's.
  */
@@ -39,6 +45,18 @@
 #define RP_HOP_LIMIT	15
 /* Extra hops a broken switch may take to stay on the VLs already in use */
 #define RP_SLACK	2
+/* Repairs tried, LIDs that did not fit moved to the front each time */
+#define RP_ATTEMPTS	4
+/*
+ * Arcs the graph searches of one attempt may visit, per arc of the fabric
+ * (and at least RP_WORK_MIN): a repair that would take longer than the
+ * computation it spares gives up. Above RP_BIG (arcs x LIDs) no graph is
+ * searched at all: the k=40 fat-tree's holds 64,000 arcs, and a search that
+ * crosses most of them for each LID to repair costs more than routing anew.
+ */
+#define RP_WORK_PER_ARC	512
+#define RP_WORK_MIN	2000000
+#define RP_BIG		40000000ull
 
 struct rp_queue {
 	uint32_t *head;			/* [RP_HOP_LIMIT + 1] first entry per level */
@@ -57,6 +75,8 @@ struct repair {
 	unsigned int V;			/* VL budget: layers 0 .. V - 1 */
 	unsigned int used;		/* layers in use */
 	const struct fab_node **osw;	/* [S] the same switch in the old fabric */
+	uint8_t *olt;			/* old LFTs, LID-major (rt_lt_from_fabric) */
+	uint32_t olidlen, osws;		/* its rows, and switches per row */
 	struct rt_cdg cdg[ROUTE_MAX_VLS];
 	bool cdg_ok[ROUTE_MAX_VLS];
 	struct rt_loads l;
@@ -69,6 +89,13 @@ struct repair {
 	struct rp_queue q;
 	uint32_t *broken;		/* destinations (indexes into g.dest) with broken switches */
 	uint32_t nbroken;
+	uint32_t *first_of;		/* [ndest] rank + 1 of a LID placed first (it failed an
+					 * earlier attempt), 0 for the others */
+	uint32_t nfirst;
+	bool anew;			/* last attempt: LIDs with broken switches keep nothing */
+	uint32_t *rank;			/* [S] up/down order the old routes obey, or NULL */
+	uint32_t *seed;			/* [narcs] the order of the arcs it gives, or NULL */
+	uint64_t work_limit;
 };
 
 enum { RS_NONE, RS_ROUTED, RS_BROKEN };
@@ -141,6 +168,16 @@ static int rp_cdg(struct repair *rp, unsigned int L, struct rt_cdg **out)
 		if (r < 0)
 			return r;
 		rp->cdg_ok[L] = true;
+		/*
+		 * Old up/down routes agree with an order of the arcs: up arcs
+		 * first, from the lowest switches up, then down arcs from the
+		 * highest down. Their turns then enter without a search.
+		 */
+		if (rp->seed) {
+			r = rt_cdg_seed(&rp->cdg[L], rp->seed);
+			if (r < 0)
+				return r;
+		}
 	}
 	*out = &rp->cdg[L];
 	return 0;
@@ -159,7 +196,8 @@ static int rp_read_tree(struct repair *rp, const struct rt_dest *d)
 
 	for (uint32_t s = 0; s < rp->S; s++) {
 		const struct fab_node *o = rp->osw[s];
-		uint8_t p = d->lid < o->lft_len ? o->lft[d->lid] : LFT_PORT_NONE;
+		uint8_t p = d->lid < rp->olidlen ?
+			    rp->olt[(size_t)d->lid * rp->osws + o->sw_idx] : LFT_PORT_NONE;
 
 		rp->nxt[s] = RT_NONE;
 		rp->state[s] = RS_NONE;
@@ -205,6 +243,8 @@ static int rp_walk(struct repair *rp, const struct rt_dest *d, uint32_t s, unsig
 	struct rt_cdg *c = NULL;
 	int r;
 
+	if (rp->rank)
+		mode = RW_MARK;		/* up/down: no graph to keep */
 	if (mode != RW_MARK) {
 		r = rp_cdg(rp, L, &c);
 		if (r < 0)
@@ -243,9 +283,25 @@ static int rp_try(struct repair *rp, const struct rt_dest *d, uint32_t s, uint32
 	struct rt_cdg *c;
 	int r;
 
+	if (rp->rank) {
+		/*
+		 * Up/down: the path on from a's head obeys the order; so does
+		 * the whole path unless a goes down and the next arc up
+		 */
+		uint32_t b = cur != d->sw ? rp->nxt[cur] : RT_NONE, u = g->from[a];
+
+		if (b != RT_NONE && rp->rank[cur] > rp->rank[u] &&
+		    rp->rank[g->to[b]] < rp->rank[cur])
+			return 0;
+		rp->nxt[s] = a;
+		rp_walk(rp, d, s, L, RW_MARK);
+		return 1;
+	}
 	r = rp_cdg(rp, L, &c);
 	if (r < 0)
 		return r;
+	if (c->work > rp->work_limit)
+		return -ETIME;
 	while (cur != d->sw) {
 		uint32_t b = rp->nxt[cur];
 
@@ -444,12 +500,8 @@ static int rp_bfs(struct repair *rp, const struct rt_dest *d)
  * (the kept ones and those the first try placed) and route every switch
  * toward d anew, still nearest first and preferring each one's old SL.
  */
-static int rp_ripup(struct repair *rp, const struct rt_dest *d)
+static int rp_anew(struct repair *rp, const struct rt_dest *d)
 {
-	rp->stamp++;
-	for (uint32_t s = 0; s < rp->S; s++)
-		if (rp->state[s] == RS_ROUTED && s != d->sw)
-			rp_walk(rp, d, s, *sl_at(rp, s, d->lid), RW_PUT);
 	for (uint32_t s = 0; s < rp->S; s++) {
 		rp->nxt[s] = RT_NONE;
 		rp->state[s] = s == d->sw ? RS_ROUTED : RS_BROKEN;
@@ -460,6 +512,15 @@ static int rp_ripup(struct repair *rp, const struct rt_dest *d)
 	return rp_bfs(rp, d);
 }
 
+static int rp_ripup(struct repair *rp, const struct rt_dest *d)
+{
+	rp->stamp++;
+	for (uint32_t s = 0; s < rp->S; s++)
+		if (rp->state[s] == RS_ROUTED && s != d->sw)
+			rp_walk(rp, d, s, *sl_at(rp, s, d->lid), RW_PUT);
+	return rp_anew(rp, d);
+}
+
 /* Re-route the broken switches of destination d */
 static int rp_fix_dest(struct repair *rp, const struct rt_dest *d)
 {
@@ -468,6 +529,14 @@ static int rp_fix_dest(struct repair *rp, const struct rt_dest *d)
 	r = rp_read_tree(rp, d);
 	if (r < 0)
 		return r;
+	if (rp->anew) {
+		/* Nothing of d was kept (rp_keep): no load or turn to take back */
+		for (uint32_t s = 0; s < rp->S; s++)
+			rp->pnxt[s] = RT_NONE;
+		rp->info->ripped++;
+		r = rp_anew(rp, d);
+		goto placed;
+	}
 	memcpy(rp->pnxt, rp->nxt, rp->S * sizeof(*rp->nxt));
 	/* Marks of this destination's intact paths, layer by layer */
 	rp->stamp++;
@@ -475,10 +544,12 @@ static int rp_fix_dest(struct repair *rp, const struct rt_dest *d)
 		if (rp->state[s] == RS_ROUTED && s != d->sw)
 			rp_walk(rp, d, s, (unsigned int)old_sl(rp, s, d->lid), RW_MARK);
 	r = rp_bfs(rp, d);
-	if (r == -ENOSPC) {
+	/* (Up/down: a switch without a legal way keeps none when its neighbours move) */
+	if (r == -ENOSPC && !rp->rank) {
 		rp->info->ripped++;
 		r = rp_ripup(rp, d);
 	}
+placed:
 	if (r < 0)
 		return r;
 	rt_loads_tree(&rp->l, &rp->g, d, rp->pnxt, rp->depth, rp->order, rp->scratch, -1);
@@ -505,9 +576,15 @@ static int rp_alloc(struct repair *rp)
 	rp->undo = malloc(2 * ((size_t)S + 1) * sizeof(*rp->undo));
 	rp->q.head = malloc((RP_HOP_LIMIT + 1) * sizeof(*rp->q.head));
 	rp->broken = malloc(((size_t)rp->g.ndest + 1) * sizeof(*rp->broken));
+	rp->first_of = calloc((size_t)rp->g.ndest + 1, sizeof(*rp->first_of));
+	rp->olidlen = (uint32_t)rp->old->max_lid + 1;
+	rp->osws = (uint32_t)rp->old->nswitches;
+	rp->olt = malloc((size_t)rp->olidlen * rp->osws + 1);
 	if (!rp->osw || !rp->nxt || !rp->pnxt || !rp->depth || !rp->order || !rp->scratch ||
-	    !rp->mark || !rp->state || !rp->first || !rp->undo || !rp->q.head || !rp->broken)
+	    !rp->mark || !rp->state || !rp->first || !rp->undo || !rp->q.head || !rp->broken ||
+	    !rp->first_of || !rp->olt)
 		return -ENOMEM;
+	rt_lt_from_fabric(rp->old, rp->olt, rp->olidlen);
 	return 0;
 }
 
@@ -531,6 +608,10 @@ static void rp_free(struct repair *rp)
 	free(rp->q.sw);
 	free(rp->q.next);
 	free(rp->broken);
+	free(rp->first_of);
+	free(rp->olt);
+	free(rp->rank);
+	free(rp->seed);
 	rt_graph_free(&rp->g);
 }
 
@@ -547,6 +628,10 @@ static int rp_keep(struct repair *rp)
 		if (nb < 0)
 			return nb;
 		rp->stamp++;
+		if (nb && rp->anew) {
+			rp->broken[rp->nbroken++] = i;
+			continue;
+		}
 		for (uint32_t s = 0; s < rp->S; s++) {
 			int sl = old_sl(rp, s, d->lid), r;
 
@@ -567,6 +652,103 @@ static int rp_keep(struct repair *rp)
 			rp->broken[rp->nbroken++] = i;
 	}
 	return 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* LIDs that failed an earlier attempt first, in the order they failed; then the rest */
+static int rp_order(struct repair *rp)
+{
+	uint64_t *key = malloc(((size_t)rp->nbroken + 1) * sizeof(*key));
+
+	if (!key)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < rp->nbroken; i++) {
+		uint32_t k = rp->broken[i], f = rp->first_of[k];
+
+		key[i] = (uint64_t)(f ? f : UINT32_MAX) << 32 | k;
+	}
+	qsort(key, rp->nbroken, sizeof(*key), cmp_u64);
+	for (uint32_t i = 0; i < rp->nbroken; i++)
+		rp->broken[i] = (uint32_t)key[i];
+	free(key);
+	return 0;
+}
+
+/* Back to before rp_keep: empty graphs, loads and marks; the counters at 0 */
+static void rp_reset(struct repair *rp)
+{
+	for (unsigned int L = 0; L < ROUTE_MAX_VLS; L++)
+		if (rp->cdg_ok[L]) {
+			rt_cdg_free(&rp->cdg[L]);
+			rp->cdg_ok[L] = false;
+		}
+	rt_loads_reset(&rp->l);
+	memset(rp->mark, 0, (size_t)rp->S * rp->V * sizeof(*rp->mark));
+	rp->stamp = 0;
+	rp->used = route_vls_used(rp->ores);
+	rp->nbroken = 0;
+	rp->info->lids = rp->info->ripped = 0;
+	rp->info->rerouted = 0;
+	rp->info->why = "";
+}
+
+/*
+ * Keep what still arrives, re-route the rest; LIDs that fit nowhere go
+ * first in the next attempt. 0, -ENOSPC after RP_ATTEMPTS, or -errno.
+ */
+static int rp_run(struct repair *rp)
+{
+	const char *why = "";
+	int r = -ENOSPC;
+
+	/* Up/down: a turn is legal or not whatever else is placed; one attempt */
+	unsigned int attempts = rp->rank ? 1 : RP_ATTEMPTS;
+
+	for (unsigned int attempt = 0; attempt < attempts && r == -ENOSPC; attempt++) {
+		uint32_t nfail = 0;
+
+		if (attempt)
+			rp_reset(rp);
+		rp->work_limit = (uint64_t)RP_WORK_PER_ARC * rp->g.narcs;
+		if (rp->work_limit < RP_WORK_MIN)
+			rp->work_limit = RP_WORK_MIN;
+		/* The last try keeps nothing of LIDs that lost routes: fewer turns in the way */
+		rp->anew = attempt && attempt == attempts - 1;
+		r = rp_keep(rp);
+		if (r == 0)
+			r = rp_order(rp);
+		if (r < 0)
+			return r;
+		for (uint32_t i = 0; i < rp->nbroken; i++) {
+			uint32_t k = rp->broken[i];
+
+			r = rp_fix_dest(rp, &rp->g.dest[k]);
+			if (r == -ETIME) {
+				rp->info->why =
+					"the search for deadlock-free detours took too long";
+				return -ENOSPC;
+			}
+			if (r == -ENOSPC) {
+				why = rp->info->why;
+				if (!rp->first_of[k])
+					rp->first_of[k] = ++rp->nfirst;
+				nfail++;
+				continue;
+			}
+			if (r < 0)
+				return r;
+		}
+		r = nfail ? -ENOSPC : 0;
+	}
+	if (r == -ENOSPC)
+		rp->info->why = why;
+	return r;
 }
 
 int route_repair(const struct fabric *old, const struct route_result *old_res,
@@ -604,7 +786,9 @@ int route_repair(const struct fabric *old, const struct route_result *old_res,
 	r = rt_graph_build(f, &rp.g);
 	if (r < 0)
 		return r;
-	r = rp_alloc(&rp);
+	r = rt_lt_init(&rp.g, false);
+	if (!r)
+		r = rp_alloc(&rp);
 	if (!r)
 		r = rt_loads_init(&rp.l, &rp.g, RT_ALPHA);
 	if (!r)
@@ -623,12 +807,50 @@ int route_repair(const struct fabric *old, const struct route_result *old_res,
 	rp.rr->max_lid = f->max_lid;
 	rp.rr->nsw = rp.S;
 	r = rt_result_sl_pair(rp.rr);
-	if (!r)
-		r = rp_keep(&rp);
-	for (uint32_t i = 0; !r && i < rp.nbroken; i++)
-		r = rp_fix_dest(&rp, &rp.g.dest[rp.broken[i]]);
+	/*
+	 * Up/down routes on one VL: detours that obey the same order keep
+	 * them acyclic, judged turn by turn; only if none is found does the
+	 * graph search run
+	 */
+	if (!r && vls == 1 && old_res->updn_rank) {
+		rp.rank = malloc(((size_t)rp.S + 1) * sizeof(*rp.rank));
+		if (!rp.rank)
+			r = -ENOMEM;
+		for (uint32_t s = 0; !r && s < rp.S; s++)
+			rp.rank[s] = old_res->updn_rank[rp.osw[s]->sw_idx];
+		if (!r)
+			r = rp_run(&rp);
+		if (r == -ENOSPC && (uint64_t)rp.g.narcs * rp.g.ndest > RP_BIG) {
+			info->why = "no detour keeps the up/down order, and the fabric is too big "
+				    "to search for others";
+		} else if (r == -ENOSPC) {
+			/* No detour obeys the order: the graph search decides, from that order */
+			rp.seed = malloc(((size_t)rp.g.narcs + 1) * sizeof(*rp.seed));
+			if (!rp.seed) {
+				r = -ENOMEM;
+				goto out;
+			}
+			for (uint32_t a = 0; a < rp.g.narcs; a++) {
+				uint32_t u = rp.rank[rp.g.from[a]], v = rp.rank[rp.g.to[a]];
+
+				rp.seed[a] = v < u ? UINT32_MAX / 2 - u : UINT32_MAX / 2 + u;
+			}
+			free(rp.rank);
+			rp.rank = NULL;
+			rp_reset(&rp);
+			r = rp_run(&rp);
+		}
+	} else if (!r && (uint64_t)rp.g.narcs * rp.g.ndest > RP_BIG) {
+		r = refuse(&rp, "the fabric is too big to search for deadlock-free detours");
+	} else if (!r) {
+		r = rp_run(&rp);
+	}
 	if (r < 0)
 		goto out;
+	/* The next repair may judge by the same order */
+	rp.rr->updn_rank = rp.rank;
+	rp.rank = NULL;
+	rt_lt_flush(&rp.g);
 	rp.rr->vls_used = rp.used;
 	st->vls_budget = vls;
 	st->vls_used = rp.used;

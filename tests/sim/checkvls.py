@@ -2,6 +2,7 @@
 """Check that the routes, SLs and SL-to-VL tables of a subnet are deadlock-free.
 
 Usage:  checkvls.py --smctl SMCTL [--sample N] [--max-vls V] [--jobs N] [-v]
+        checkvls.py --links [--jobs N] [-v]
 
 Run it while an SM serves the simulator (IBSIM_SOCKNAME exported). Everything
 it judges comes from the fabric and the SA, through the real tools, not from
@@ -21,6 +22,12 @@ the SM's own account:
      crosses) is a data VL below the transmitting port's OperationalVLs; at
      most V distinct VLs are used; and the channel dependency graph over
      (directed link, VL) is acyclic (Dally and Seitz: no credit loop).
+
+With --links no SL is considered at all: every hop is taken to travel on
+the same VL, so the graph is over directed links alone and only the
+forwarding tables (steps 1, 2 and 5) are read. An acyclic graph then means
+the routes are deadlock-free whatever SL, and so whatever VL, each packet
+uses: what an application that picks its own SL needs.
 
 Prints the most routes over one switch-to-switch link direction, the VLs used
 and the size of the graph. Exit status 0 when everything holds, 1 on check
@@ -117,13 +124,15 @@ class VLChecker:
         jobs = []                               # (kind, key, argv)
         for g in sws:
             jobs.append(("lft", g, ("ibroute", "-a", "-n", "-D", paths[g])))
+            if a.links:
+                continue
             outs = [0] + sorted(p for (gg, p) in dlinks if gg == g)
             for o in outs:
                 jobs.append(("sl2vl", (g, o), ("smpquery", "-D", "sl2vl", paths[g], str(o))))
                 if o:
                     jobs.append(("opvls", (g, o),
                                  ("smpquery", "-D", "portinfo", paths[g], str(o))))
-        for e in ca_ports:
+        for e in ([] if a.links else ca_ports):
             path = "0" if e == local_port else ca_path(e)
             if path is None:
                 continue
@@ -158,6 +167,15 @@ class VLChecker:
 
         # ---- SLs from the SA ------------------------------------------------
         pairs = [(base[s], d) for s in ca_ports for d in sorted(lids) if lids[d] != s]
+        if a.links:
+            # No SL considered: every hop on one VL, whatever the tables say
+            sl = {pr: 0 for pr in pairs}
+            for (g, p) in dlinks:
+                opvls[(g, p)] = 1
+                for q in range(dnodes[g]["nports"] + 1):
+                    sl2vl[(g, q, p)] = [0] * 16
+            return self._walk(dnodes, dlinks, lft, sl2vl, opvls, sl, lids, base, ca_ports,
+                              tools)
         env = dict(tools.env)
         p = subprocess.run([a.smctl, "sa", "path-sl", "--inflight", "16"], cwd=tools.workdir,
                            env=env, input="".join("%d %d\n" % x for x in pairs),
@@ -185,7 +203,10 @@ class VLChecker:
                     self.fail("SA", "LID %d -> %d: saquery says SL %s, smctl %s"
                               % (pair + (got, sl.get(pair))))
         self.log("%d PathRecord SLs, %d checked again with saquery" % (len(sl), len(sample)))
+        return self._walk(dnodes, dlinks, lft, sl2vl, opvls, sl, lids, base, ca_ports, tools)
 
+    def _walk(self, dnodes, dlinks, lft, sl2vl, opvls, sl, lids, base, ca_ports, tools):
+        a = self.args
         # ---- walk every pair ------------------------------------------------
         deps = collections.defaultdict(set)     # channel -> channels it waits for
         load = collections.Counter()            # (switch, out port) -> routes
@@ -263,10 +284,12 @@ class VLChecker:
                           "%s[%d] VL%d" % (dnodes[c[0][0]]["desc"], c[0][1], c[1])
                           for c in cycle[:6])))
         ndeps = sum(len(v) for v in deps.values())
-        print("checkvls: %d CA ports, %d LIDs, %d pairs walked (%d broken), VLs used %s, "
+        print("checkvls: %d CA ports, %d LIDs, %d pairs walked (%d broken), %s, "
               "%d dependencies, busiest switch-to-switch link %d routes, %d tool runs"
               % (len(ca_ports), len(lids), len(sl), sum(broken.values()),
-                 sorted(vls_used), ndeps, max(load.values()) if load else 0, tools.calls))
+                 "links only, no SL considered" if a.links else
+                 "VLs used %s" % sorted(vls_used), ndeps,
+                 max(load.values()) if load else 0, tools.calls))
         if not self.failures:
             print("checkvls: PASS")
             return 0
@@ -307,7 +330,9 @@ def find_cycle(deps):
 
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--smctl", required=True, help="smctl binary (its 'sa path-sl')")
+    ap.add_argument("--smctl", help="smctl binary (its 'sa path-sl'); not with --links")
+    ap.add_argument("--links", action="store_true",
+                    help="no SL considered: the graph over directed links alone")
     ap.add_argument("--sample", type=int, default=40,
                     help="pairs asked again with saquery (default 40)")
     ap.add_argument("--max-vls", type=int, default=8)
@@ -316,6 +341,10 @@ def main(argv):
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("-v", "--verbose", action="count", default=0)
     a = ap.parse_args(argv)
+    if not a.links and not a.smctl:
+        ap.error("--smctl is needed unless --links")
+    if a.links:
+        a.max_vls = 1
     try:
         return VLChecker(a).run()
     except (ToolError, OSError, subprocess.SubprocessError) as e:

@@ -1,16 +1,32 @@
 #!/bin/bash
-# Issue 4's acceptance under the simulator: on a 3D torus, a 2D torus, a
+# Deadlock freedom under the simulator, judged with the real tools only
+# (checkvls.py).
+#
+# Default configuration (issues 4 and 14): on a 3D torus, a 2D torus, a
 # random irregular fabric (dual-port HCAs, parallel cables) and a 3-level
-# fat-tree, smd (default engine list) routes every CA pair, and the channel
-# dependency graph over (link, VL) built from the SLs its SA returns and the
-# SL-to-VL tables read back from every port is acyclic, within 8 VLs
-# (checkvls.py: real tools only). Then a second sweep of the running daemon
-# leaves the tables alone, max_vls = 1 reprograms them to one VL, and
-# min-hop routes (cyclic on a torus) make the checker fail.
+# fat-tree, the forwarding tables read back with ibroute alone route every
+# CA pair without a loop and their channel dependency graph over directed
+# links is acyclic with every hop on one VL, no SL considered (checkvls.py
+# --links): deadlock-free whatever SL an application sends on. smd sent no
+# SL-to-VL table (the switches still hold the simulator's default), made
+# every VL the ports offer operational, and the SA hands out SL 0. A QoS
+# mapping (sl2vl) is written to every port pair and arbitrated.
+#
+# Opt-in layered routes (max_vls = 0: as many VLs as the ports offer): on
+# the random fabric and a 2D torus, where layering balances better than one
+# VL (a 4x4x4 torus does not: it is a 6-cube, whose dimension-ordered routes
+# load every link alike on one VL), the graph over (link, VL) built from the SLs
+# the SA returns and the SL-to-VL tables read back from every port is
+# acyclic within 8 VLs (checkvls.py). Then a second sweep of the running
+# daemon leaves the tables alone, max_vls = 1 gives routes that need no VL
+# at all, and min-hop routes (cyclic on a torus) make both checks fail.
 . "$(dirname "$0")/common.sh"
 SMCTL=${SMCTL:-$top/smd/smctl}
 tmp=$(mktemp -d)
 trap 'smd_stop || true; rm -rf "$tmp"' EXIT
+
+# ibsim's SL-to-VL table before any SM writes one (sim_net.c default_sl2vl)
+SIM_SL2VL="0|1|2|3|4|5|6|7|8|9|10|11|12|13|14|7"
 
 # vlarb_same LID PORT BLOCK Low|High: the SA's record (block 1 or 3) and the
 # port's table read by smpquery agree on the port's VLArbCap entries
@@ -45,61 +61,156 @@ reconfigure() {
 	"$SMCTL" --socket "$tmp/control" resweep --heavy >"$tmp/resweep" 2>&1
 }
 
-# run_one SPEC MAX_VLS: start the fabric and smd, check, stop both
-run_one() {
-	local spec=$1 vls=$2 net log
+# first_switch: LID of a switch, from ibnetdiscover
+first_switch() {
+	sim_run ibnetdiscover 2>/dev/null | sed -n 's/^Switch.*base port 0 lid \([0-9]*\) .*/\1/p' |
+		head -1
+}
+
+# tables_are LID TABLE: every SL-to-VL table of switch LID's ports 1-3, and
+# the SM port's, hold TABLE ("0|1|..."), and its cabled ports operate VL0-7
+# (all they offer)
+tables_are() {
+	local lid=$1 want=$2 bad=0 out
+	for o in 1 2 3; do
+		out=$(sim_run smpquery sl2vl "$lid" "$o" 2>/dev/null | tr -d ' ') || return 1
+		echo "$out" | grep -q "^ports:in" || return 1
+		# (in = out: no packet takes that pair, no table is written)
+		if echo "$out" | grep "^ports:in" | grep -v "^ports:in$o,out$o:" |
+		   grep -vq "|$want|"; then
+			echo "switch $lid out $o: $(echo "$out" | grep "^ports:in" | head -2)"
+			bad=1
+		fi
+		sim_run smpquery portinfo "$lid" "$o" 2>/dev/null | grep -q "^OperVLs:\.*VL0-7$" ||
+			{ echo "switch $lid port $o: not VL0-7"; bad=1; }
+	done
+	sim_run smpquery -D sl2vl 0 2>/dev/null | tr -d ' ' | grep -q "|$want|" ||
+		{ echo "SM port"; bad=1; }
+	return $bad
+}
+
+# sl0: a few PathRecords, all on SL 0
+sl0() {
+	local lids
+	lids=$(sim_run ibnetdiscover 2>/dev/null | sed -n 's/.* lid \([0-9]*\) .*/\1/p' | sort -un |
+		head -5)
+	for l in $lids; do
+		sim_run saquery PR --dlid "$l" 2>/dev/null | grep -Eq "^\s*sl\.+(0x0|0)$" ||
+			return 1
+	done
+}
+
+start() {
+	local spec=$1 conf=$2
 	net="$tmp/$(echo "$spec" | tr -c 'a-z0-9\n' '_').net"
 	log="$tmp/smd.log"
 	# shellcheck disable=SC2086
 	$GEN $spec -o "$net" 2>/dev/null
-	sim_start "$net" >/dev/null 2>&1 || { bad "$spec: simulator did not start"; return; }
-	printf 'sweep_interval = 0\nmax_vls = %s\n' "$vls" >"$tmp/smd.conf"
+	sim_start "$net" >/dev/null 2>&1 || { bad "$spec: simulator did not start"; return 1; }
+	printf 'sweep_interval = 0\n%s' "$conf" >"$tmp/smd.conf"
 	rm -f "$tmp/smd.db"
 	smd_start "$tmp/smd.conf" "$tmp/smd.db" "$log"
 	if ! wait_for "$log" "SA: answering" 1; then
-		bad "$spec: subnet not up"; tail -5 "$log"; smd_stop || true; sim_stop; return
+		bad "$spec: subnet not up"; tail -5 "$log"; smd_stop || true; sim_stop; return 1
 	fi
 	grep "routing (" "$log" | tail -1
-	if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls "${vls/#0/8}" >"$tmp/check" \
-	   2>&1; then
-		ok "$spec ($vls VLs at most): $(head -1 "$tmp/check")"
-	else
-		bad "$spec ($vls VLs at most)"; cat "$tmp/check"
-	fi
-	if [ "$spec" = "torus2 6 6 1" ]; then
-		# VLArbitrationTableRecords (saquery) show what the ports hold (smpquery)
-		local swlid
-		swlid=$(sim_run ibnetdiscover 2>/dev/null | sed -n 's/^Switch.*base port 0 lid \([0-9]*\) .*/\1/p' |
-			head -1)
-		check vlarb_same "$swlid" 1 1 Low
-		check vlarb_same "$swlid" 2 3 High
-		# A second sweep finds every table as it left it and sends none
-		check reconfigure
-		check grep -q "VL tables: 0 sent, 0 unchanged, [1-9][0-9]* nodes trusted" \
-			<(grep "VL tables:" "$log" | tail -1)
-		# One VL: every table is rewritten to VL 0, and the fabric agrees
-		sed -i 's/^max_vls = .*/max_vls = 1/' "$tmp/smd.conf"
-		check reconfigure
-		if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls 1 >"$tmp/check" 2>&1 &&
-		   grep -q "VLs used \[0\]" "$tmp/check"; then
-			ok "$spec after max_vls = 1: $(head -1 "$tmp/check")"
-		else
-			bad "$spec after max_vls = 1"; cat "$tmp/check"
-		fi
-		# The checker can fail: min-hop routes on a torus have a credit loop
-		printf 'sweep_interval = 0\nrouting_engine = minhop\n' >"$tmp/smd.conf"
-		check reconfigure
-		rc=0
-		python3 "$here/checkvls.py" --smctl "$SMCTL" >"$tmp/check" 2>&1 || rc=$?
-		check test "$rc" -eq 1
-		check grep -q "FAIL deadlock" "$tmp/check"
-	fi
+}
+
+stop() {
 	smd_stop || bad "$spec: smd exit status"
 	sim_stop
 }
 
-run_one "torus2 6 6 1" 0
-run_one "torus3 4 4 4 2" 0
-run_one "random --switches 24 --seed 5" 0
-run_one "ft3 6" 0
+# links: checkvls --links passes (or, with "fail", fails on a cycle)
+links() {
+	local rc=0
+	python3 "$here/checkvls.py" --links >"$tmp/check" 2>&1 || rc=$?
+	if [ "${1:-}" = fail ]; then
+		[ "$rc" -eq 1 ] && grep -q "FAIL deadlock" "$tmp/check"
+	else
+		[ "$rc" -eq 0 ] || { cat "$tmp/check"; return 1; }
+		head -1 "$tmp/check"
+	fi
+}
+
+# ---- the default configuration: one VL -------------------------------------
+one_vl() {
+	spec=$1
+	start "$spec" "" || return
+	check links
+	grep -q "VL tables: 0 sent" <(grep "VL tables:" "$log" | tail -1) ||
+		bad "$spec: smd says it sent VL tables"
+	check tables_are "$(first_switch)" "$SIM_SL2VL"
+	check sl0
+	stop
+}
+one_vl "torus3 4 4 4 2"
+one_vl "torus2 8 8 2"
+one_vl "random --switches 24 --seed 5"
+one_vl "ft3 6"
+
+# A QoS mapping with one-VL routes: written to every port pair, the routes
+# still deadlock-free on their own, each VL of the mapping arbitrated
+spec="ft3 6"
+if start "$spec" "sl2vl = 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,15
+"; then
+	check links
+	swlid=$(first_switch)
+	check tables_are "$swlid" "0|1|2|3|0|1|2|3|0|1|2|3|0|1|2|15"
+	check vlarb_same "$swlid" 1 1 Low
+	check grep -Eq "^\s*VL\s*:\s*0\|\s*1\|\s*2\|\s*3\|" "$tmp/vlar"
+	stop
+fi
+
+# ---- opt-in layered routes --------------------------------------------------
+spec="random --switches 24 --seed 5"
+if start "$spec" "max_vls = 0
+"; then
+	grep -q "max_vls = 0: routes may be spread over" "$log" || bad "$spec: no warning"
+	if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls 8 >"$tmp/check" 2>&1 &&
+	   grep -q "VLs used \[0, 1" "$tmp/check"; then
+		ok "$spec (layered): $(head -1 "$tmp/check")"
+	else
+		bad "$spec (layered)"; cat "$tmp/check"
+	fi
+	stop
+fi
+
+spec="torus2 6 6 1"
+if start "$spec" "max_vls = 0
+"; then
+	if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls 8 >"$tmp/check" 2>&1; then
+		ok "$spec (layered): $(head -1 "$tmp/check")"
+	else
+		bad "$spec (layered)"; cat "$tmp/check"
+	fi
+	# VLArbitrationTableRecords (saquery) show what the ports hold (smpquery)
+	swlid=$(first_switch)
+	check vlarb_same "$swlid" 1 1 Low
+	check vlarb_same "$swlid" 2 3 High
+	# A second sweep finds every table as it left it and sends none
+	check reconfigure
+	check grep -q "VL tables: 0 sent.*, 0 unchanged, [1-9][0-9]* nodes trusted" \
+		<(grep "VL tables:" "$log" | tail -1)
+	# One VL: the routes need no table, none is sent, every SL the SA gives is 0
+	sed -i 's/^max_vls = .*/max_vls = 1/' "$tmp/smd.conf"
+	check reconfigure
+	check grep -q "VL tables: 0 sent" <(grep "VL tables:" "$log" | tail -1)
+	if python3 "$here/checkvls.py" --smctl "$SMCTL" --max-vls 1 >"$tmp/check" 2>&1 &&
+	   grep -q "VLs used \[0\]" "$tmp/check"; then
+		ok "$spec after max_vls = 1: $(head -1 "$tmp/check")"
+	else
+		bad "$spec after max_vls = 1"; cat "$tmp/check"
+	fi
+	check links
+	# The checkers can fail: min-hop routes on a torus have a credit loop
+	printf 'sweep_interval = 0\nrouting_engine = minhop\n' >"$tmp/smd.conf"
+	check reconfigure
+	rc=0
+	python3 "$here/checkvls.py" --smctl "$SMCTL" >"$tmp/check" 2>&1 || rc=$?
+	check test "$rc" -eq 1
+	check grep -q "FAIL deadlock" "$tmp/check"
+	check links fail
+	stop
+fi
 finish

@@ -19,6 +19,7 @@
 #include "tests/unit/unit.h"
 #include "topo/lid.h"
 #include "topo/route.h"
+#include "topo/route_int.h"
 
 #define NVL	8
 #define NP	(FF_MAX_PORTS + 1)
@@ -69,6 +70,49 @@ static char *ring_net(int n)
 					"Switch 4 \"r%d\"\n[1] \"r%d\"[2]\n"
 					"[2] \"r%d\"[1]\n[3] \"h%d\"[1]\n",
 					i, i, i, (i + 1) % n, (i + n - 1) % n, i);
+	return t;
+}
+
+/*
+ * An x by y grid of switches, wrapped around in a dimension with wrap set
+ * (a torus; else a mesh), h hosts on each switch. Switch (i, j) is
+ * "g<i>_<j>"; ports 1-4: +x, -x, +y, -y; then the hosts. Cables that would
+ * join a switch to itself or repeat (sizes 1 and 2) are left out. skip_x:
+ * the +x cable of switch (0, 0) is missing.
+ */
+static char *grid_net(int x, int y, bool wrap_x, bool wrap_y, int h, bool skip_x)
+{
+	size_t cap = (size_t)x * y * (200 + 40 * h) + 64, len = 0;
+	char *t = malloc(cap);
+
+	for (int j = 0; j < y; j++)
+		for (int i = 0; i < x; i++) {
+			int px = (i + 1) % x, mx = (i + x - 1) % x;
+			int py = (j + 1) % y, my = (j + y - 1) % y;
+			bool cx = (wrap_x || i + 1 < x) && x > 1 && !(x == 2 && i == 1 && wrap_x) &&
+				  !(skip_x && i == 0 && j == 0);
+			bool dx = (wrap_x || i > 0) && x > 1 && !(x == 2 && i == 0 && wrap_x) &&
+				  !(skip_x && mx == 0 && j == 0);
+			bool cy = (wrap_y || j + 1 < y) && y > 1 && !(y == 2 && j == 1 && wrap_y);
+			bool dy = (wrap_y || j > 0) && y > 1 && !(y == 2 && j == 0 && wrap_y);
+			char *o;
+
+#define OUT(...) (o = t + len, len += (size_t)snprintf(o, cap - len, __VA_ARGS__))
+			OUT("Switch %d \"g%d_%d\"\n", 4 + h, i, j);
+			if (cx)
+				OUT("[1] \"g%d_%d\"[2]\n", px, j);
+			if (dx)
+				OUT("[2] \"g%d_%d\"[1]\n", mx, j);
+			if (cy)
+				OUT("[3] \"g%d_%d\"[4]\n", i, py);
+			if (dy)
+				OUT("[4] \"g%d_%d\"[3]\n", i, my);
+			for (int k = 0; k < h; k++)
+				OUT("[%d] \"h%d_%d_%d\"[1]\n", 5 + k, i, j, k);
+			for (int k = 0; k < h; k++)
+				OUT("Hca 1 \"h%d_%d_%d\"\n[1] \"g%d_%d\"[%d]\n", i, j, k, i, j, 5 + k);
+#undef OUT
+		}
 	return t;
 }
 
@@ -719,6 +763,133 @@ static void test_tiny(void)
 	ff_free(&ff);
 }
 
+/*
+ * Grids are recognised from the cabling alone, with the right dimensions
+ * and coordinates; anything else is not a grid. Their one-VL routes are
+ * acyclic, and balanced as the acceptance of issue 14 asks.
+ */
+static void grid_case(int x, int y, bool wx, bool wy, bool skip, int want_grid,
+		      const char *want_dims)
+{
+	char *text = grid_net(x, y, wx, wy, 2, skip), dims[64] = "";
+	struct fakefab ff;
+	struct fabric *f;
+	struct rt_graph g;
+	struct rt_grid gr;
+	int r;
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f != NULL);
+	if (!f)
+		goto out;
+	CHECK_EQ(rt_graph_build(f, &g), 0);
+	r = rt_grid_detect(&g, &gr);
+	CHECK_EQ(r, want_grid);
+	if (r == 1) {
+		size_t n = 0;
+		uint32_t total = 1;
+
+		for (uint32_t d = 0; d < gr.ndim; d++) {
+			n += (size_t)snprintf(dims + n, sizeof(dims) - n, "%s%u%s", d ? "x" : "",
+					      gr.size[d], gr.cycle[d] ? "c" : "");
+			total *= gr.size[d];
+		}
+		CHECK_EQ(total, g.nsw);
+		CHECK(!strcmp(dims, want_dims));
+		/* Neighbours differ in one coordinate by one step (mod the size on a cycle) */
+		for (uint32_t a = 0; a < g.narcs; a++) {
+			const uint32_t *cu = gr.coord + (size_t)g.from[a] * RT_GRID_MAXD;
+			const uint32_t *cv = gr.coord + (size_t)g.to[a] * RT_GRID_MAXD;
+			unsigned int diff = 0;
+
+			for (uint32_t d = 0; d < gr.ndim; d++)
+				if (cu[d] != cv[d]) {
+					uint32_t st = (cv[d] + gr.size[d] - cu[d]) % gr.size[d];
+
+					diff++;
+					CHECK(st == 1 || st == gr.size[d] - 1);
+				}
+			CHECK_EQ(diff, 1);
+		}
+		rt_grid_free(&gr);
+	}
+	fprintf(stderr, "  grid %dx%d%s%s%s: %s %s\n", x, y, wx ? " wrap-x" : "",
+		wy ? " wrap-y" : "", skip ? " one cable missing" : "", r == 1 ? "grid" : "not a grid",
+		dims);
+	rt_graph_free(&g);
+	snprintf(dims, sizeof(dims), "grid%dx%d", x, y);
+	label = dims;
+	route_and_judge(&ff, f, "dfree", 1, true);
+	fabric_free(f);
+out:
+	ff_free(&ff);
+	free(text);
+}
+
+static void test_grid(void)
+{
+	struct fakefab ff;
+	struct fabric *f;
+	struct route_stats st;
+	struct route_result *res = NULL;
+	struct route_opts o = { .max_vls = 1 };
+	char *text;
+
+	grid_case(8, 8, true, true, false, 1, "8cx8c");
+	grid_case(6, 3, true, true, false, 1, "6cx3c");
+	grid_case(5, 4, false, false, false, 1, "5x4");
+	grid_case(7, 1, true, false, false, 1, "7c");
+	/* a ring of 4 is two single cables: a 4x4 torus is a 4-cube */
+	grid_case(4, 4, true, true, false, 1, "2x2x2x2");
+	grid_case(6, 5, true, false, false, 1, "6cx5");
+	/* one cable missing: no product of paths and cycles */
+	grid_case(8, 8, true, true, true, 0, "");
+	/* the small test fabric is no grid */
+	CHECK_EQ(ff_parse(&ff, small_net), 0);
+	f = bring_up(&ff);
+	if (f) {
+		struct rt_graph g;
+		struct rt_grid gr;
+
+		CHECK_EQ(rt_graph_build(f, &g), 0);
+		CHECK_EQ(rt_grid_detect(&g, &gr), 0);
+		rt_graph_free(&g);
+		fabric_free(f);
+	}
+	ff_free(&ff);
+	/*
+	 * Balance on one VL. 8x8 torus, 2 hosts a switch: route_compare.sh
+	 * measured lash's 8 VLs at 480 routes on the busiest link; issue 14
+	 * asks for at most 1.25 times that. A 4x4 torus, a 4-cube, loads every
+	 * link alike with dimension order: the busiest link carries the mean
+	 * of min-hop routes.
+	 */
+	text = grid_net(8, 8, true, true, 2, false);
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f && route_compute(route_engine_find("dfree"), f, &o, &st, &res) == 0);
+	if (f && res) {
+		CHECK(st.max_link_routes <= 600);
+		CHECK_EQ(st.vls_used, 1);
+	}
+	route_result_free(res);
+	res = NULL;
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+	text = grid_net(4, 4, true, true, 2, false);
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	f = bring_up(&ff);
+	CHECK(f && route_compute(route_engine_find("dfree"), f, &o, &st, &res) == 0);
+	if (f && res)
+		CHECK_EQ((double)st.max_link_routes, st.mean_link_routes);
+	route_result_free(res);
+	fabric_free(f);
+	ff_free(&ff);
+	free(text);
+}
+
 /* ---- route repair ---- */
 
 /* The LIDs of the first fabric, for bringing up a changed one with the same */
@@ -822,6 +993,13 @@ static void repair_case(struct fakefab *ff, struct fabric *f0, const struct rout
 	 * deadlock-free way out (smd then computes routes afresh); with
 	 * eight, these fabrics always repair.
 	 */
+	/*
+	 * ... but one lost cable of an intact fat-tree or torus is always
+	 * repaired, on one VL too (the default)
+	 */
+	if (ncut == 1 && (!strncmp(label, "ft", 2) || !strncmp(label, "torus", 5)) &&
+	    !strstr(label, "-cut"))
+		CHECK_EQ(r, 0);
 	if (r == -ENOSPC && vls < 8) {
 		CHECK(rr == NULL && info.why[0]);
 		fprintf(stderr, "  %-28s repair %u VL, %u cables cut: not possible (%s)\n", label,
@@ -955,6 +1133,7 @@ int main(int argc, char **argv)
 	RUN(test_lmc);
 	RUN(test_verifier);
 	RUN(test_tiny);
+	RUN(test_grid);
 	for (int i = 1; i < argc; i++)
 		check_file(argv[i]);
 	return unit_report();

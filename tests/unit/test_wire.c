@@ -803,6 +803,39 @@ static void test_switch_info(void)
 	}
 }
 
+/*
+ * OptimizedSLtoVLMappingProgramming: the capability is the low bit of
+ * SwitchInfo bits 94-95 (byte 11, bit 0 on the wire), and the attribute
+ * modifier names ports in bits 0-15 or every port with bits 16 and 17
+ */
+static void test_opt_sl2vl(void)
+{
+	uint8_t buf[SMP_DATA_SIZE];
+	struct switch_info si;
+
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(switch_info_decode(buf, &si), 0);
+	CHECK(!switch_info_opt_sl2vl(&si));
+	buf[11] = 0x01;
+	CHECK_EQ(switch_info_decode(buf, &si), 0);
+	CHECK(switch_info_opt_sl2vl(&si));
+	CHECK_EQ(mad_get_field(buf, 0, IB_SW_OPT_SLTOVL_MAPPING_F), 1);
+	/* LifeTimeValue and PortStateChange share the byte and do not count */
+	buf[11] = 0xfe;
+	CHECK_EQ(switch_info_decode(buf, &si), 0);
+	CHECK(!switch_info_opt_sl2vl(&si));
+	CHECK_EQ(si.life_time_value, 31);
+	CHECK_EQ(si.port_state_change, 1);
+	/* One port pair; every input port to one output; the whole switch */
+	CHECK_EQ(sl2vl_amod(3, 7, false, false), 0x0307u);
+	CHECK_EQ(sl2vl_amod(3, 7, true, false), 0x20007u);
+	CHECK_EQ(sl2vl_amod(3, 7, false, true), 0x10300u);
+	CHECK_EQ(sl2vl_amod(3, 7, true, true), 0x30000u);
+	CHECK_EQ(sl2vl_amod(0, 0, false, false), 0u);
+	/* Ports above 255 cannot be named: only their low byte goes out */
+	CHECK_EQ(sl2vl_amod(0x1ff, 0x102, false, false) & ~0xffffu, 0u);
+}
+
 static void test_port_info(void)
 {
 	uint8_t buf[SMP_DATA_SIZE], ref[SMP_DATA_SIZE];
@@ -1238,6 +1271,7 @@ int main(void)
 	RUN(test_node_info_reject);
 	RUN(test_node_desc);
 	RUN(test_switch_info);
+	RUN(test_opt_sl2vl);
 	RUN(test_port_info);
 	RUN(test_lft_block);
 	RUN(test_sl2vl);
