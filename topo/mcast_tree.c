@@ -411,6 +411,15 @@ static uint32_t next_arc(const struct mc_forest *fo, uint32_t s, uint16_t lid)
 	const struct fab_node *n = fo->f->switches[s];
 	uint8_t port;
 
+	if (fo->g.lt) {
+		/* LID-major copy while cdg_build walks every (LID, switch) */
+		if (lid >= fo->g.lidlen)
+			return RT_NONE;
+		port = fo->g.lt[(size_t)lid * fo->g.nsw + s];
+		if (!port || port > n->num_ports)
+			return RT_NONE;
+		return fo->g.parc[fo->g.pbase[s] + port];
+	}
 	if (lid >= n->lft_len)
 		return RT_NONE;
 	port = n->lft[lid];
@@ -437,6 +446,16 @@ static int cdg_build(struct mc_forest *fo, unsigned int vl)
 	e = rt_cdg_init(c, g);
 	if (e < 0)
 		return e;
+	/*
+	 * The LFTs LID-major for the walk over every (LID, switch): one LID's
+	 * row in a few cache lines, not one line per switch (a k=40 fat-tree
+	 * spent most of this in misses). Freed again: tree walks are few.
+	 */
+	e = rt_lt_init(&fo->g, true);
+	if (e < 0) {
+		rt_cdg_free(c);
+		return e;
+	}
 	for (uint32_t d = 0; d < g->ndest; d++) {
 		uint16_t lid = g->dest[d].lid;
 
@@ -463,6 +482,8 @@ static int cdg_build(struct mc_forest *fo, unsigned int vl)
 				c->cnt[rt_turn(g, a, b)] = 1;
 		}
 	}
+	free(fo->g.lt);
+	fo->g.lt = NULL;
 	/* Kahn: the order rt_cdg keeps from now on */
 	indeg = calloc(g->narcs ? g->narcs : 1, sizeof(*indeg));
 	if (!indeg) {
