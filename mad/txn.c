@@ -394,6 +394,39 @@ int txn_drain(struct txn *t, size_t max)
 	return t->qlen > max ? run_while(t, max) : 0;
 }
 
+int txn_cancel_all(struct txn *t)
+{
+	if (t->in_dispatch)
+		return -EBUSY;
+	t->in_dispatch = true;	/* a callback must not dispatch meanwhile */
+	for (unsigned int round = 0; !txn_idle(t); round++) {
+		/* Only what waits now: what the callbacks queue is the next round's */
+		size_t waiting = t->qlen;
+
+		if (round == TXN_CANCEL_ROUNDS) {
+			/* Callbacks that keep submitting: drop the rest, unseen */
+			t->stats.cancelled += t->qlen;
+			t->qhead = t->qlen = 0;
+			break;
+		}
+		while (t->head != SLOT_NONE) {
+			t->stats.cancelled++;
+			slot_complete(t, t->head, -ECANCELED, NULL);
+		}
+		for (; waiting; waiting--) {
+			struct txn_pending p = t->queue[t->qhead];
+
+			t->qhead = (t->qhead + 1) % t->qcap;
+			t->qlen--;
+			t->stats.cancelled++;
+			if (p.cb)
+				p.cb(p.arg, -ECANCELED, &p.req, NULL);
+		}
+	}
+	t->in_dispatch = false;
+	return 0;
+}
+
 const struct txn_stats *txn_stats(const struct txn *t)
 {
 	return &t->stats;

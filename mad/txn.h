@@ -46,6 +46,7 @@ struct txn_stats {
 	uint64_t malformed;	/* received MADs that failed to decode */
 	uint64_t unmatched;	/* responses with no outstanding request (late, wrong TID) */
 	uint64_t unsolicited;	/* requests and traps passed to the handler */
+	uint64_t cancelled;	/* requests failed by txn_cancel_all() */
 };
 
 /*
@@ -88,6 +89,16 @@ size_t txn_queued(const struct txn *t);
  * itself with this, so that what waits in memory stays bounded.
  */
 int txn_drain(struct txn *t, size_t max);
+/*
+ * Fail every request, queued or in flight, with -ECANCELED: each callback
+ * runs once with a NULL resp, so that its owner frees what it holds, and an
+ * answer that comes later is dropped as unmatched. For abandoning work
+ * (shutdown): what callbacks submit meanwhile is cancelled too, up to
+ * TXN_CANCEL_ROUNDS rounds; past them it is dropped without a callback.
+ * -EBUSY from inside a callback.
+ */
+#define TXN_CANCEL_ROUNDS	8
+int txn_cancel_all(struct txn *t);
 const struct txn_stats *txn_stats(const struct txn *t);
 void txn_stats_reset(struct txn *t);
 uint64_t txn_now_us(void);

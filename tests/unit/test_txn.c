@@ -1087,6 +1087,83 @@ static void test_unencodable(void)
 	fake_fini(&f);
 }
 
+/* Cancelling: every request's callback once with -ECANCELED, late answers dropped */
+static struct txn *cancel_t;
+static int cancel_inner = 1, cancel_resubmits;
+
+static void on_cancel_resubmit(void *arg, int status, const struct smp *req,
+			       const struct smp *resp)
+{
+	struct smp s;
+
+	(void)arg;
+	(void)resp;
+	cancel_inner = txn_cancel_all(cancel_t);
+	if (status == -ECANCELED) {
+		/* A careless owner that submits again: cancelled too, then dropped */
+		s = *req;
+		if (txn_submit(cancel_t, &s, 0, on_cancel_resubmit, NULL) == 0)
+			cancel_resubmits++;
+	}
+}
+
+static void test_cancel(void)
+{
+	static struct results res;
+	uint8_t late[MAD_SIZE];
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 3);
+	for (unsigned int i = 0; i < 10; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 4);
+	CHECK_EQ(txn_outstanding(t), 4);
+	CHECK_EQ(txn_queued(t), 6);
+	make_answer(f.sent[0].mad, late, 0);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	CHECK(txn_idle(t));
+	CHECK_EQ(res.completed, 10);
+	for (unsigned int i = 0; i < 10; i++) {
+		CHECK_EQ(res.r[i].calls, 1);
+		CHECK_EQ(res.r[i].status, -ECANCELED);
+		CHECK(!res.r[i].had_resp);
+	}
+	CHECK_EQ(txn_stats(t)->cancelled, 10);
+	CHECK_EQ(txn_stats(t)->failed, 0);
+	/* The answer to a cancelled request finds nobody; nothing is sent again */
+	fake_push(&f, late, MAD_SIZE, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(txn_stats(t)->unmatched, 1);
+	CHECK_EQ(res.completed, 10);
+	CHECK_EQ(f.nsent, 4);
+	/* The layer works on afterwards */
+	submit(t, &res, 10, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 5);
+	fake_answer(&f, 4, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[10].status, 0);
+	CHECK(txn_idle(t));
+
+	/* Callbacks that submit again: cancelled round after round, then dropped */
+	cancel_t = t;
+	dr_req(&s, SMP_ATTR_NODE_INFO, 1, 1);
+	CHECK_EQ(txn_submit(t, &s, 0, on_cancel_resubmit, NULL), 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	CHECK(txn_idle(t));
+	CHECK_EQ(cancel_resubmits, TXN_CANCEL_ROUNDS);
+	/* ... and a callback cannot cancel from inside */
+	CHECK_EQ(cancel_inner, -EBUSY);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_new_rejects);
@@ -1102,5 +1179,6 @@ int main(void)
 	RUN(test_unsolicited);
 	RUN(test_reentrancy);
 	RUN(test_unencodable);
+	RUN(test_cancel);
 	return unit_report();
 }
