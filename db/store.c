@@ -5,6 +5,7 @@
  * binds and reads them as sqlite3_int64 and converts back to uint64_t.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@ struct store {
 	sqlite3 *db;
 	sqlite3_stmt *lookup;
 	char err[256];
+	atomic_bool cancel;	/* store_interrupt(): no sweep is committed any more */
 };
 
 /*
@@ -340,6 +342,14 @@ bool store_defensive(const struct store *s)
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_DEFENSIVE, -1, &on);
 	sqlite3_db_config(s->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &trusted);
 	return on && !trusted;
+}
+
+void store_interrupt(struct store *s)
+{
+	if (!s)
+		return;
+	atomic_store(&s->cancel, true);
+	sqlite3_interrupt(s->db);
 }
 
 const char *store_errmsg(const struct store *s)
@@ -1216,6 +1226,10 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		r = save_finish(&sv);
 	sqlite3_finalize(sv.ev);
 	free(sv.fresh);
+	if (!r && atomic_load(&s->cancel)) {
+		snprintf(s->err, sizeof(s->err), "saving the sweep: interrupted");
+		r = -ECANCELED;
+	}
 	if (!r)
 		r = exec(s, "COMMIT", "committing the sweep");
 	if (r) {

@@ -79,6 +79,11 @@ struct store *store_close(struct store *s);
 bool store_defensive(const struct store *s);
 const char *store_errmsg(const struct store *s);
 /*
+ * From any thread, for shutdown: a store_save_sweep() running now or later
+ * commits nothing (-ECANCELED, rolled back) unless it is committing already.
+ */
+void store_interrupt(struct store *s);
+/*
  * Moves a database that store_open() refused aside, with its -wal and -shm
  * files: path becomes aside = "path.corrupt-<unix time>" (written to
  * aside[len]). 0, or -errno from rename() (aside says which file failed).

@@ -993,6 +993,32 @@ static int count_event(void *ctx, const struct store_event *e)
 	return 0;
 }
 
+/* After store_interrupt (shutdown) no sweep is committed: the database stays as it was */
+static void test_interrupt(void)
+{
+	const char *db = path_of("interrupt.db");
+	struct store_sweep sw = sweep_one, last;
+	struct fabric *t1 = fabric_t(1), *t2 = fabric_t(2);
+	struct store *s = NULL;
+
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	CHECK_EQ(store_save_sweep(s, t1, &sw), 0);
+	store_interrupt(s);
+	sw.started += 60;
+	CHECK_EQ(store_save_sweep(s, t2, &sw), -ECANCELED);
+	CHECK(strstr(store_errmsg(s), "interrupted") != NULL);
+	CHECK_EQ(store_save_sweep(s, NULL, &sw), -ECANCELED);
+	memset(&last, 0, sizeof(last));
+	CHECK_EQ(store_last_sweep(s, &last), 0);
+	CHECK(sweep_eq(&last, &sweep_one));
+	CHECK_EQ(lookup(s, CA3P1), 5);
+	store_interrupt(NULL);
+	store_close(s);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM sweep"), 1);
+	fabric_free(t1);
+	fabric_free(t2);
+}
+
 /* smctl lids --forget, reservations, history */
 static void test_forget_and_history(void)
 {
@@ -1272,6 +1298,7 @@ int main(void)
 	RUN(test_migrate_v1);
 	RUN(test_fabric_events);
 	RUN(test_failed_sweep);
+	RUN(test_interrupt);
 	RUN(test_forget_and_history);
 	RUN(test_locked);
 	RUN(test_kill9);
