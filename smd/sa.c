@@ -189,53 +189,98 @@ struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid)
 	}
 }
 
-int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes)
+/* What the SA answers from, built for one model: off the event loop when it is big */
+struct sa_index {
+	const struct fabric *f;
+	struct path_table *pt;
+	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
+	size_t guid_size;
+};
+
+void sa_index_free(struct sa_index *ix)
 {
-	struct path_table *pt = NULL;
-	struct fab_port **idx = NULL;
-	size_t size = 0;
+	if (!ix)
+		return;
+	path_table_free(ix->pt);
+	free(ix->by_guid);
+	free(ix);
+}
+
+int sa_index_build(const struct fabric *f, struct sa_index **out)
+{
+	struct sa_index *ix = calloc(1, sizeof(*ix));
+	size_t n = 0, size;
 	int r;
 
-	if (f) {
-		size_t n = 0;
+	*out = NULL;
+	if (!ix)
+		return -ENOMEM;
+	ix->f = f;
+	r = path_table_build(f, &ix->pt);
+	if (r < 0) {
+		sa_index_free(ix);
+		return r;
+	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		n += (size_t)f->nodes[i]->num_ports + 1;
+	for (size = 64; size < 2 * n; size *= 2)
+		;
+	ix->by_guid = calloc(size, sizeof(*ix->by_guid));
+	if (!ix->by_guid) {
+		sa_index_free(ix);
+		return -ENOMEM;
+	}
+	ix->guid_size = size;
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *nd = f->nodes[i];
 
-		r = path_table_build(f, &pt);
-		if (r < 0)
-			return r;
-		for (size_t i = 0; i < f->nnodes; i++)
-			n += (size_t)f->nodes[i]->num_ports + 1;
-		for (size = 64; size < 2 * n; size *= 2)
-			;
-		idx = calloc(size, sizeof(*idx));
-		if (!idx) {
-			path_table_free(pt);
-			return -ENOMEM;
+		for (unsigned int pn = 0; pn <= nd->num_ports; pn++) {
+			struct fab_port *p = &nd->ports[pn];
+			size_t h;
+
+			if (!fabric_is_endport(p) || !p->lid)
+				continue;
+			for (h = guid_hash(p->guid, size); ix->by_guid[h];
+			     h = (h + 1) & (size - 1))
+				if (ix->by_guid[h]->guid == p->guid)
+					break;
+			if (!ix->by_guid[h])
+				ix->by_guid[h] = p;
 		}
-		for (size_t i = 0; i < f->nnodes; i++) {
-			struct fab_node *nd = f->nodes[i];
+	}
+	*out = ix;
+	return 0;
+}
 
-			for (unsigned int pn = 0; pn <= nd->num_ports; pn++) {
-				struct fab_port *p = &nd->ports[pn];
-				size_t h;
-
-				if (!fabric_is_endport(p) || !p->lid)
-					continue;
-				for (h = guid_hash(p->guid, size); idx[h]; h = (h + 1) & (size - 1))
-					if (idx[h]->guid == p->guid)
-						break;
-				if (!idx[h])
-					idx[h] = p;
-			}
-		}
+int sa_update_index(struct sa *sa, const struct fabric *f, const struct route_result *routes,
+		    struct sa_index *ix)
+{
+	if (f && (!ix || ix->f != f)) {
+		sa_index_free(ix);
+		return -EINVAL;
 	}
 	path_table_free(sa->pt);
 	free(sa->by_guid);
-	sa->pt = pt;
-	sa->by_guid = idx;
-	sa->guid_size = size;
+	sa->pt = ix ? ix->pt : NULL;
+	sa->by_guid = ix ? ix->by_guid : NULL;
+	sa->guid_size = ix ? ix->guid_size : 0;
 	sa->f = f;
 	sa->routes = f ? routes : NULL;
+	free(ix);
 	return 0;
+}
+
+int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes)
+{
+	struct sa_index *ix = NULL;
+	int r;
+
+	if (f) {
+		r = sa_index_build(f, &ix);
+		if (r < 0)
+			return r;
+	}
+	return sa_update_index(sa, f, routes, ix);
 }
 
 /* ---- answers ---- */

@@ -89,6 +89,17 @@ struct sa *sa_free(struct sa *sa);
 struct route_result;
 int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes);
 /*
+ * sa_update in two steps, so that a big model's index (PathRecords per
+ * destination, ports by GUID) is built off the event loop: sa_index_build
+ * only reads f and may run on any thread; sa_update_index serves f with it
+ * (and takes it, also on failure; -EINVAL when it was built for another f).
+ */
+struct sa_index;
+int sa_index_build(const struct fabric *f, struct sa_index **out);
+void sa_index_free(struct sa_index *ix);
+int sa_update_index(struct sa *sa, const struct fabric *f, const struct route_result *routes,
+		    struct sa_index *ix);
+/*
  * The multicast groups to serve and join (NULL: no multicast, joins are
  * refused), and the forest of the model served (MFT records; NULL: none).
  */
