@@ -222,7 +222,46 @@ static const char *sweep_outcome(const struct smd *smd, char *buf, size_t len)
 	return buf;
 }
 
+static void summary(const struct smd *smd, char *buf, size_t len);
+
+/* Where the sweep running is: false when none runs */
+static bool progress(const struct smd *smd, struct sweep_progress *p)
+{
+	if (smd->sweep)
+		sweep_progress(smd->sweep, p);
+	else if (smd->light)
+		light_progress(smd->light, p);
+	else
+		return false;
+	return true;
+}
+
+/* "; heavy sweep: lfts (8/14), 3.2 s, 120000 SMPs done, 4128 waiting" or "" */
+static void progress_summary(const struct smd *smd, char *buf, size_t len)
+{
+	struct sweep_progress p;
+
+	buf[0] = 0;
+	if (!progress(smd, &p))
+		return;
+	snprintf(buf, len, "; %s sweep: %s (%u/%u%s), %.1f s, %" PRIu64 " SMPs done, %" PRIu64
+		 " waiting", p.kind, p.phase, p.phase_no, p.phases, p.computing ? ", computing" : "",
+		 p.seconds, p.smps_done, p.smps_waiting);
+}
+
 void control_summary(const struct smd *smd, char *buf, size_t len)
+{
+	char sweeping[160];
+	size_t n0;
+
+	progress_summary(smd, sweeping, sizeof(sweeping));
+	summary(smd, buf, len);
+	n0 = strlen(buf);
+	if (sweeping[0] && n0 < len)
+		snprintf(buf + n0, len - n0, "%s", sweeping);
+}
+
+static void summary(const struct smd *smd, char *buf, size_t len)
 {
 	const struct smd_stats *st = &smd->stats;
 	const struct sweep_result *m = st->model, *l = st->last;
@@ -308,6 +347,28 @@ static void status_traps(struct ctl_client *cl)
 	}
 }
 
+/* The sweep running: its phase, how long, its SMPs; and how the event loop keeps up */
+static void status_progress(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct smd_stats *st = &smd->stats;
+	struct sweep_progress p;
+
+	if (progress(smd, &p)) {
+		out_add(cl, "sweep_running: %s, phase %u of %u (%s%s), %.3f s, this phase %.3f s\n",
+			p.kind, p.phase_no, p.phases, p.phase, p.computing ? ", computing" : "",
+			p.seconds, p.phase_seconds);
+		out_add(cl, "sweep_smps: %" PRIu64 " sent, %" PRIu64 " done, %" PRIu64
+			" waiting (%u in flight)\n", p.smps_sent, p.smps_done, p.smps_waiting,
+			p.smps_inflight);
+	} else {
+		out_add(cl, "sweep_running: no\n");
+	}
+	out_add(cl, "event_loop: longest handler %.1f ms (%s), %" PRIu64 " over 100 ms\n",
+		(double)st->loop_max_us / 1000, st->loop_max_what ? st->loop_max_what : "none",
+		st->loop_slow);
+}
+
 static void cmd_status(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
@@ -323,6 +384,7 @@ static void cmd_status(struct ctl_client *cl)
 		smd->port ? mad_port_attr(smd->port)->port_guid : 0);
 	out_add(cl, "sm_priority: %u\n", smd->cfg.sm_priority);
 	out_add(cl, "sm_lid: %u\n", smd->sm_lid);
+	status_progress(cl);
 	if (smd->sm_state == SM_STANDBY)
 		out_add(cl, "master: SM 0x%016" PRIx64 " (priority %u)\n", smd->master.guid,
 			smd->master.priority);

@@ -12,6 +12,9 @@
 struct light {
 	struct smd *smd;
 	struct light_result *res;
+	unsigned int pending;		/* SMPs not answered yet */
+	unsigned int done;		/* ... and answered (or given up) */
+	uint64_t sent0, t0;		/* the transaction layer's count, the clock at start */
 	int err;
 };
 
@@ -40,6 +43,8 @@ static void clear_cb(void *arg, int status, const struct smp *req, const struct 
 {
 	struct light_ctx *c = arg;
 
+	c->l->pending--;
+	c->l->done++;
 	/* Not cleared: the next light sweep finds the bit again, no harm */
 	if (status == 0)
 		c->n->psc_cleared = true;
@@ -58,6 +63,12 @@ static void get_cb(void *arg, int status, const struct smp *req, const struct sm
 	struct smp set;
 	int r;
 
+	l->pending--;
+	l->done++;
+	if (status == -ECANCELED) {
+		free(c);
+		return;
+	}
 	if (status < 0 || switch_info_decode(resp->data, &si) < 0) {
 		l->res->silent++;
 		note(l, "switch %s (GUID 0x%016" PRIx64 ") does not answer SwitchInfo", name(n),
@@ -90,19 +101,27 @@ static void get_cb(void *arg, int status, const struct smp *req, const struct sm
 	if (r < 0) {
 		l->err = r;
 		free(c);
+		return;
 	}
+	l->pending++;
 }
 
-int light_sweep(struct smd *smd, struct light_result *res)
+int light_start(struct smd *smd, struct light_result *res, struct light **out)
 {
-	struct light l = { .smd = smd, .res = res };
+	struct light *l = calloc(1, sizeof(*l));
 	const struct txn_stats *ts = txn_stats(smd->txn);
-	uint64_t sent0 = ts->sent, t0 = txn_now_us();
 	struct fabric *f = smd->fabric;
 	int r;
 
+	*out = NULL;
+	if (!l)
+		return -ENOMEM;
 	memset(res, 0, sizeof(*res));
-	for (size_t i = 0; f && i < f->nswitches && !l.err; i++) {
+	l->smd = smd;
+	l->res = res;
+	l->sent0 = ts->sent;
+	l->t0 = txn_now_us();
+	for (size_t i = 0; f && i < f->nswitches; i++) {
 		struct fab_node *n = f->switches[i];
 		struct light_ctx *c;
 		struct smp req;
@@ -112,23 +131,51 @@ int light_sweep(struct smd *smd, struct light_result *res)
 		if (!n->si_valid)
 			continue;
 		c = malloc(sizeof(*c));
-		if (!c)
-			return -ENOMEM;
-		c->l = &l;
+		if (!c) {
+			l->err = -ENOMEM;
+			break;
+		}
+		c->l = l;
 		c->n = n;
 		smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_SWITCH_INFO, 0, &n->path);
 		r = txn_submit(smd->txn, &req, 0, get_cb, c);
 		if (r < 0) {
 			free(c);
-			l.err = r;
+			l->err = r;
 			break;
 		}
+		l->pending++;
 		res->switches++;
 	}
-	r = txn_run(smd->txn);
-	res->smps = ts->sent - sent0;
-	res->seconds = (double)(txn_now_us() - t0) / 1e6;
-	if (r < 0)
-		return r;
-	return l.err;
+	/* Even after a failure: what was submitted is answered before light_end */
+	*out = l;
+	return 0;
+}
+
+bool light_done(const struct light *l)
+{
+	return l->pending == 0;
+}
+
+int light_end(struct light *l)
+{
+	const struct txn_stats *ts = txn_stats(l->smd->txn);
+	int r = l->err;
+
+	l->res->smps = ts->sent - l->sent0;
+	l->res->seconds = (double)(txn_now_us() - l->t0) / 1e6;
+	free(l);
+	return r;
+}
+
+void light_progress(const struct light *l, struct sweep_progress *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = "light";
+	p->phase = "switch-info";
+	p->phase_no = p->phases = 1;
+	p->seconds = p->phase_seconds = (double)(txn_now_us() - l->t0) / 1e6;
+	p->smps_sent = txn_stats(l->smd->txn)->sent - l->sent0;
+	p->smps_done = l->done;
+	p->smps_waiting = l->pending;
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "smd/smd.h"
+#include "smd/sweep.h"
 
 struct light_result {
 	unsigned int switches;		/* asked */
@@ -24,8 +25,19 @@ struct light_result {
 	char reason[200];		/* the first change found; "" = none */
 };
 
-/* 0, or -errno (ENOMEM, or the transport failed) */
-int light_sweep(struct smd *smd, struct light_result *res);
+/*
+ * A light sweep without waiting: light_start submits its SMPs (res is filled
+ * as they are answered), light_done says when every answer is in (or was
+ * cancelled), light_end frees it and returns 0 or -errno (ENOMEM, or the
+ * transport refused). light_start fails only when nothing was submitted.
+ */
+struct light;
+struct sweep_progress;
+int light_start(struct smd *smd, struct light_result *res, struct light **out);
+bool light_done(const struct light *l);
+int light_end(struct light *l);
+/* What smctl status and STATUS= show while it runs */
+void light_progress(const struct light *l, struct sweep_progress *p);
 
 static inline bool light_changed(const struct light_result *r)
 {

@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * smd: the InfiniBand subnet manager. main() parses the command line and
- * the config, opens the port and the database, then either runs one sweep
- * (--once) or stays in an sd-event loop that sweeps periodically and when
- * the fabric reports a change.
+ * the config, opens the port and the database, hands over to the event loop
+ * (smd/loop.c: the daemon, or one sweep with --once), and tears down.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <libgen.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,13 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
 
 #include "autoconfig.h"
-#include "smd/control.h"
-#include "smd/light.h"
 #include "smd/log.h"
+#include "smd/loop.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
@@ -52,15 +47,6 @@ static void usage(FILE *out)
 		"  -v, --verbose       more logging (debug); with -n print the config\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       print the version\n");
-}
-
-static void print_summary(const struct sweep_result *res)
-{
-	printf("smd: subnet %s: %u nodes (%u switches, %u CAs), %u ports, %u LIDs, "
-	       "%" PRIu64 " SMPs (%" PRIu64 " timed out, %" PRIu64 " unanswered), %.2f s\n",
-	       res->up ? "UP" : "NOT UP", res->nodes, res->switches, res->cas, res->ports,
-	       res->lids, res->smps, res->timeouts, res->failed, res->seconds);
-	fflush(stdout);
 }
 
 static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
@@ -114,28 +100,6 @@ static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_
 	return r;
 }
 
-static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
-{
-	struct smd *smd = arg;
-	uint8_t mclass, method;
-
-	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
-		return;
-	if (mclass == MAD_CLASS_SA) {
-		sa_handle(smd->sa, mad, len, from);
-		return;
-	}
-	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
-	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
-		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
-		sm_handle_sminfo(smd, mad, len, from);
-		return;
-	}
-	/* Which traps make smd look again, from whom, how often: smd/trap.h */
-	if (method == MAD_METHOD_TRAP)
-		trap_handle(smd, mad, len, from);
-}
-
 static int ensure_db_dir(const char *path)
 {
 	char *copy = strdup(path), *dir;
@@ -186,423 +150,6 @@ static int open_store(struct smd *smd)
 		smd->store = store_close(smd->store);
 	}
 	return 0;
-}
-
-/*
- * After every completed sweep the SA moves to the new model (the old one
- * is gone); it starts answering once a sweep has brought the subnet up.
- */
-static void sa_serve(struct smd *smd, const struct sweep_result *res)
-{
-	struct sa_env *env = &smd->sa_env;
-	bool serving = smd->sa_serving || res->up;
-	int r;
-
-	env->sm_lid = smd->sm_lid;
-	env->act_count = smd->act_count;
-	/* The other SMs the election saw, with the LIDs this sweep gave them */
-	env->nsms = 0;
-	for (size_t i = 0; i < smd->npeers && smd->fabric; i++) {
-		const struct sm_peer *p = &smd->peers[i];
-		const struct fab_node *n = fabric_find(smd->fabric, p->node_guid);
-		const struct fab_port *fp = n ? fabric_port(n, p->port_num) : NULL;
-
-		if (p->foreign)
-			continue;	/* not an SM of this subnet */
-		smd->sa_sms[env->nsms++] = (struct sa_sm){
-			.lid = fp ? fp->lid : 0,
-			.si = { .guid = p->guid, .act_count = p->act_count,
-				.priority = p->priority, .sm_state = p->state },
-		};
-	}
-	env->sms = smd->sa_sms;
-	r = sa_update(smd->sa, serving ? smd->fabric : NULL, smd->routes);
-	if (r >= 0 && smd->mcast)
-		sa_set_mcast(smd->sa, mcast_db(smd), serving ? mcast_forest(smd) : NULL);
-	if (r < 0) {
-		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));
-		sa_update(smd->sa, NULL, NULL);
-		serving = false;
-	}
-	if (serving && !smd->sa_serving)
-		log_info("SA: answering queries");
-	smd->sa_serving = serving;
-}
-
-struct loop {
-	struct smd *smd;
-	sd_event *ev;
-	sd_event_source *sweep_timer;
-	sd_event_source *poll_timer;	/* only when the MAD fd cannot be watched */
-	sd_event_source *sm_timer;	/* standby: the next poll of the master */
-	sd_event_source *ready_timer;	/* READY=1 at the latest after ready_timeout */
-	enum sm_state state;		/* the SM state the timers are set for */
-	bool ready;			/* READY=1 sent */
-	bool ready_timed_out;
-	char status[512];		/* the last STATUS= sent */
-	struct sweep_result last, model;	/* behind smd->stats.last and .model */
-	struct light_result light;	/* behind smd->stats.light */
-};
-
-/*
- * READY=1 once the first sweep brought the subnet up, or this SM is not
- * the one to bring it up (standby, not active), or ready_timeout passed
- * (STATUS= then says what is wrong); with ready_timeout 0, after the first
- * sweep whatever its outcome. Until then systemd holds back the units
- * ordered after smd.
- */
-static bool ready_now(const struct loop *lp)
-{
-	const struct smd *smd = lp->smd;
-	const struct smd_stats *st = &smd->stats;
-
-	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE)
-		return true;
-	if (!st->last)
-		return false;
-	if (!st->last_err && st->last->up)
-		return true;
-	return lp->ready_timed_out || !smd->cfg.ready_timeout;
-}
-
-/* STATUS= after every sweep and SM state change, and READY=1 when due */
-static void notify_status(struct loop *lp)
-{
-	char buf[sizeof(lp->status)];
-
-	control_summary(lp->smd, buf, sizeof(buf));
-	if (!lp->ready && ready_now(lp)) {
-		lp->ready = true;
-		sd_notifyf(0, "READY=1\nSTATUS=%s", buf);
-	} else if (strcmp(buf, lp->status)) {
-		sd_notifyf(0, "STATUS=%s", buf);
-	}
-	memcpy(lp->status, buf, sizeof(buf));
-}
-
-static int on_ready_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct loop *lp = userdata;
-	char buf[sizeof(lp->status)];
-
-	lp->ready_timed_out = true;
-	if (lp->ready)
-		return 0;
-	control_summary(lp->smd, buf, sizeof(buf));
-	log_warn("the subnet is not up %u s after start; telling systemd smd is ready anyway: %s",
-		 lp->smd->cfg.ready_timeout, buf);
-	lp->ready = true;
-	sd_notifyf(0, "READY=1\nSTATUS=subnet not up after %u s: %s", lp->smd->cfg.ready_timeout,
-		   buf);
-	memcpy(lp->status, buf, sizeof(buf));
-	return 0;
-}
-
-/*
- * What the next sweep must be: heavy (rediscover, route, program) after a
- * trap, a request, or before the first model; otherwise a light sweep
- * decides. Returns the reason for a heavy sweep, NULL for a light one.
- */
-static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
-{
-	if (!smd->fabric)
-		return "no model of the fabric yet";
-	if (smd->sm_state != SM_MASTER)
-		return "SM election";
-	if (smd->traps) {
-		snprintf(buf, len, "%u trap%s", smd->traps, smd->traps == 1 ? "" : "s");
-		return buf;
-	}
-	if (smd->resweep_heavy)
-		return "requested";
-	if (smd->resweep)
-		return "the fabric changed";
-	if (trap_due(smd->trapt) && txn_now_us() >= trap_due(smd->trapt))
-		return "traps held back by their sources' hold-off";
-	if (smd->last_sweep_down)
-		return "the last sweep left the subnet not up";
-	return NULL;
-}
-
-/*
- * A light sweep: true when the fabric changed (then the reason is in lr).
- * Idle ones log at debug only.
- */
-static bool light_check(struct loop *lp, struct light_result *lr)
-{
-	struct smd *smd = lp->smd;
-	int r;
-
-	smd->light_sweeps++;
-	r = light_sweep(smd, lr);
-	lp->light = *lr;
-	smd->stats.light = &lp->light;
-	smd->stats.light_end = time(NULL);
-	if (r < 0) {
-		snprintf(lr->reason, sizeof(lr->reason), "light sweep failed (%s)", strerror(-r));
-		return true;
-	}
-	log_debug("light sweep %" PRIu64 ": %u switches, %u PortStateChange, %u silent, %u reset; "
-		  "%" PRIu64 " SMPs (%u Sets), %.3f s", smd->light_sweeps, lr->switches,
-		  lr->changed, lr->silent, lr->differ, lr->smps, lr->sets, lr->seconds);
-	return light_changed(lr);
-}
-
-static int do_sweep(struct loop *lp)
-{
-	struct smd *smd = lp->smd;
-	struct smd_stats *st = &smd->stats;
-	struct sweep_result res;
-	struct light_result lr;
-	const char *why;
-	char buf[64];
-	int r;
-
-	/* Only a master (or an SM about to elect one) sweeps */
-	if (smd->sm_state != SM_MASTER && smd->sm_state != SM_DISCOVERING) {
-		smd->resweep = smd->resweep_heavy = false;
-		smd->traps = 0;
-		return 0;
-	}
-	st->rounds++;
-	why = heavy_reason(smd, buf, sizeof(buf));
-	if (!why) {
-		if (!light_check(lp, &lr)) {
-			st->light_only = true;
-			control_sweep_done(smd->control);
-			notify_status(lp);
-			return 0;
-		}
-		log_info("light sweep: %s: heavy sweep", lr.reason);
-	} else {
-		/*
-		 * Clear PortStateChange on the known switches first, so that a
-		 * change during the heavy sweep is still flagged afterwards.
-		 */
-		if (smd->fabric && smd->sm_state == SM_MASTER)
-			light_check(lp, &lr);
-		log_info("heavy sweep: %s", why);
-	}
-	/* Asked for (SIGHUP, smctl resweep --heavy): routes computed afresh too */
-	smd->route_full = smd->resweep_heavy;
-	smd->resweep = smd->resweep_heavy = false;
-	smd->traps = 0;
-	trap_sweep_started(smd->trapt);
-	smd->heavy_sweeps++;
-	/* The sweep's warnings and errors are what smctl status lists */
-	log_record(&st->problems);
-	r = sweep_run(smd, &res);
-	if (r < 0)
-		log_error("sweep failed: %s", strerror(-r));
-	log_record(NULL);
-	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
-	st->light_only = false;
-	st->last_end = time(NULL);
-	st->last_err = r < 0 ? r : 0;
-	st->smps_sent += res.smps;
-	st->smps_timed_out += res.timeouts;
-	st->smps_lost += res.failed;
-	lp->last = res;
-	st->last = &lp->last;
-	if (r < 0) {
-		/* the model (and what check-routes shows) stays the previous one */
-	} else if (res.standby) {
-		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
-		       smd->master.guid, smd->master.priority);
-		fflush(stdout);
-	} else {
-		lp->model = res;
-		st->model = &lp->model;
-		st->model_sweep = smd->heavy_sweeps;
-		st->model_end = st->last_end;
-		sa_serve(smd, &res);
-		print_summary(&res);
-	}
-	control_sweep_done(smd->control);
-	notify_status(lp);
-	return 0;
-}
-
-/* Sweep in usec from now, unless a sweep is already due sooner */
-static int arm_timer(struct loop *lp, uint64_t usec)
-{
-	uint64_t now, due;
-	int enabled = SD_EVENT_OFF;
-
-	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
-	sd_event_source_get_enabled(lp->sweep_timer, &enabled);
-	if (enabled != SD_EVENT_OFF && sd_event_source_get_time(lp->sweep_timer, &due) >= 0 &&
-	    due <= now + usec)
-		return 0;
-	sd_event_source_set_time(lp->sweep_timer, now + usec);
-	return sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_ONESHOT);
-}
-
-static void arm_sm_timer(struct loop *lp)
-{
-	uint64_t now;
-
-	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(lp->sm_timer,
-				 now + (uint64_t)lp->smd->cfg.sm_poll_interval * 1000000u);
-	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_ONESHOT);
-}
-
-/*
- * Set the timers for the SM state (smd/sm.c changes it): a master or a
- * discovering SM sweeps, a standby polls its master, a NOT-ACTIVE SM only
- * answers SMInfo. Leaving MASTER also stops the SA.
- */
-static void sm_sync(struct loop *lp)
-{
-	struct smd *smd = lp->smd;
-	enum sm_state st = smd->sm_state;
-
-	if (st == lp->state)
-		return;
-	if (lp->state == SM_MASTER && smd->sa_serving) {
-		sa_update(smd->sa, NULL, NULL);
-		smd->sa_serving = false;
-		log_info("SA: not answering (this SM is no longer master)");
-	}
-	lp->state = st;
-	switch (st) {
-	case SM_STANDBY:
-		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
-		arm_sm_timer(lp);
-		control_sweep_cancel(smd->control, "this SM became STANDBY");
-		break;
-	case SM_DISCOVERING:
-		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
-		arm_timer(lp, 0);
-		break;
-	case SM_MASTER:
-		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
-		if (smd->resweep)
-			arm_timer(lp, 0);	/* a handover: sweep at once */
-		break;
-	case SM_NOT_ACTIVE:
-		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
-		sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
-		control_sweep_cancel(smd->control, "this SM became NOT-ACTIVE");
-		break;
-	}
-	notify_status(lp);
-}
-
-static bool sweeping_state(const struct smd *smd)
-{
-	return smd->sm_state == SM_MASTER || smd->sm_state == SM_DISCOVERING;
-}
-
-/*
- * smctl resweep: a sweep as soon as the loop gets to it; a light one (that
- * turns heavy when it finds a change) unless heavy is asked for.
- */
-static int control_resweep(void *ctx, bool heavy)
-{
-	struct loop *lp = ctx;
-	int r;
-
-	if (!sweeping_state(lp->smd))
-		return -EBUSY;
-	if (heavy)
-		lp->smd->resweep_heavy = true;
-	r = arm_timer(lp, 0);
-	return r < 0 ? r : 0;
-}
-
-/* smctl sm-enable: a NOT-ACTIVE SM (disabled by another) looks for the master again */
-static int control_sm_enable(void *ctx, const char *who)
-{
-	struct loop *lp = ctx;
-	int r = sm_enable(lp->smd, who);
-
-	if (r == 0)
-		sm_sync(lp);
-	return r;
-}
-
-static const struct control_ops control_ops = {
-	.resweep = control_resweep,
-	.sm_enable = control_sm_enable,
-};
-
-/* Changes traps reported inside their sources' hold-off: a sweep when it ends */
-static void arm_trap_due(struct loop *lp)
-{
-	uint64_t due = trap_due(lp->smd->trapt), now = txn_now_us();
-
-	if (due && sweeping_state(lp->smd))
-		arm_timer(lp, due > now ? due - now : 0);
-}
-
-static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct loop *lp = userdata;
-
-	do_sweep(lp);
-	mcast_run(lp->smd);
-	if (!sweeping_state(lp->smd))
-		;			/* a standby polls instead (sm_sync) */
-	else if (lp->smd->resweep)
-		arm_timer(lp, 100000);	/* a trap came in during the sweep */
-	else if (lp->smd->cfg.sweep_interval)
-		arm_timer(lp, (uint64_t)lp->smd->cfg.sweep_interval * 1000000u);
-	arm_trap_due(lp);
-	sm_sync(lp);
-	return 0;
-}
-
-/* Standby: poll the master; take over after sm_poll_retries misses */
-static int on_sm_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct loop *lp = userdata;
-
-	if (lp->smd->sm_state != SM_STANDBY)
-		return 0;
-	sm_poll_master(lp->smd);
-	if (lp->smd->sm_state == SM_STANDBY)
-		arm_sm_timer(lp);
-	sm_sync(lp);
-	return 0;
-}
-
-static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct loop *lp = userdata;
-
-	txn_dispatch(lp->smd->txn);
-	sa_tick(lp->smd->sa);
-	/* Joins and leaves just answered: their trees and MFT blocks */
-	mcast_run(lp->smd);
-	sm_sync(lp);
-	if (lp->smd->resweep && sweeping_state(lp->smd))
-		arm_timer(lp, 100000);	/* coalesce a burst of traps */
-	arm_trap_due(lp);
-	return 0;
-}
-
-/*
- * libumad2sim (the simulator shim) hands out fake descriptors that epoll
- * refuses, and its poll() ignores every other descriptor. Then the loop
- * waits for MADs itself, in slices short enough for signals and timers.
- */
-static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct loop *lp = userdata;
-	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
-	uint64_t now;
-
-	/*
-	 * umad2sim's poll() can miss a MAD that was queued before it started
-	 * waiting: read whatever is there either way (reads never block).
-	 */
-	poll(&pfd, 1, 50);
-	on_mad(NULL, pfd.fd, POLLIN, lp);
-	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
-	sd_event_source_set_time(s, now);
-	return sd_event_source_set_enabled(s, SD_EVENT_ON);
 }
 
 /*
@@ -682,116 +229,9 @@ static void reload_config(struct smd *smd)
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 }
 
-static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
-{
-	struct loop *lp = userdata;
-
-	if (si->ssi_signo == SIGHUP) {
-		reload_config(lp->smd);
-		lp->smd->resweep_heavy = true;
-		if (sweeping_state(lp->smd)) {
-			log_info("SIGHUP: sweeping now");
-			arm_timer(lp, 0);
-		} else {
-			log_info("SIGHUP: %s, not sweeping", sm_state_name(lp->smd->sm_state));
-		}
-		return 0;
-	}
-	log_info("signal %u: shutting down", si->ssi_signo);
-	sd_notify(0, "STOPPING=1");
-	return sd_event_exit(sd_event_source_get_event(s), 0);
-}
-
-/* smctl's socket; without one smd still runs, only smctl cannot reach it */
-static void open_control(struct loop *lp)
-{
-	struct smd *smd = lp->smd;
-	char path[sizeof(smd->cfg.control_socket) + 16];
-	int r;
-
-	r = control_socket_path(smd->cfg.control_socket, path, sizeof(path));
-	if (r == 1) {
-		log_info("no control socket (control_socket = none)");
-		return;
-	}
-	if (r == 0)
-		r = control_open(smd, lp->ev, path, &control_ops, lp, &smd->control);
-	if (r < 0)
-		log_warn("control socket %s: %s; smctl cannot reach this smd", path,
-			 r == -EADDRINUSE ? "another smd answers on it" :
-			 r == -EEXIST ? "a file that is not a socket is in the way" :
-			 strerror(-r));
-	else
-		log_info("control socket %s", path);
-}
-
-static int run_daemon(struct smd *smd)
-{
-	struct loop lp = { .smd = smd, .state = smd->sm_state };
-	int r;
-
-	smd->stats.started = time(NULL);
-	if (!smd->cfg.sm_key)
-		log_warn("no sm_key in the configuration: any host that opens issm can make this "
-			 "SM standby or NOT-ACTIVE and take the subnet over (smd.conf(5), sm_key)");
-	r = sd_event_default(&lp.ev);
-	if (r < 0)
-		return r;
-	/* WATCHDOG=1 from the loop itself when the unit sets WatchdogSec= */
-	sd_event_set_watchdog(lp.ev, true);
-	sd_event_add_signal(lp.ev, NULL, SIGTERM, on_signal, &lp);
-	sd_event_add_signal(lp.ev, NULL, SIGINT, on_signal, &lp);
-	sd_event_add_signal(lp.ev, NULL, SIGHUP, on_signal, &lp);
-	r = sd_event_add_io(lp.ev, NULL, mad_port_fd(smd->port), EPOLLIN, on_mad, &lp);
-	if (r == -EBADF || r == -EPERM) {
-		log_debug("MAD port fd cannot be watched (%s): polling it", strerror(-r));
-		/* accuracy 1 us: sd-event's default (0) lets a timer slip 250 ms */
-		r = sd_event_add_time(lp.ev, &lp.poll_timer, CLOCK_MONOTONIC, 0, 1,
-				      on_poll_timer, &lp);
-		if (r >= 0)
-			r = sd_event_source_set_priority(lp.poll_timer, SD_EVENT_PRIORITY_IDLE);
-	}
-	if (r < 0) {
-		log_error("cannot watch the MAD port: %s", strerror(-r));
-		goto out;
-	}
-	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 1000, on_sweep_timer, &lp);
-	if (r < 0) {
-		log_error("cannot create the sweep timer: %s", strerror(-r));
-		goto out;
-	}
-	r = sd_event_add_time(lp.ev, &lp.sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, &lp);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(lp.sm_timer, SD_EVENT_OFF);
-	if (r < 0) {
-		log_error("cannot create the SM poll timer: %s", strerror(-r));
-		goto out;
-	}
-	if (smd->cfg.ready_timeout) {
-		r = sd_event_add_time_relative(lp.ev, &lp.ready_timer, CLOCK_MONOTONIC,
-					       (uint64_t)smd->cfg.ready_timeout * 1000000u, 1000,
-					       on_ready_timer, &lp);
-		if (r < 0) {
-			log_error("cannot create the readiness timer: %s", strerror(-r));
-			goto out;
-		}
-	}
-	open_control(&lp);
-	notify_status(&lp);
-	r = sd_event_loop(lp.ev);
-	if (r < 0)
-		log_error("event loop failed: %s", strerror(-r));
-out:
-	smd->control = control_close(smd->control);
-	sd_event_source_unref(lp.sweep_timer);
-	sd_event_source_unref(lp.poll_timer);
-	sd_event_source_unref(lp.sm_timer);
-	sd_event_source_unref(lp.ready_timer);
-	sd_event_unref(lp.ev);
-	smd->stats.last = smd->stats.model = NULL;
-	smd->stats.light = NULL;
-	return r;
-}
+static const struct loop_ops loop_ops = {
+	.reload = reload_config,
+};
 
 /*
  * capture = FILE (or --capture): every MAD sent and received, as IB packets
@@ -952,7 +392,6 @@ int main(int argc, char **argv)
 		log_error("cannot set up transactions: %s", strerror(-r));
 		goto out;
 	}
-	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
 	r = trap_table_new(&smd.trapt);
 	if (r < 0) {
 		log_error("cannot set up trap handling: %s", strerror(-r));
@@ -978,29 +417,29 @@ int main(int argc, char **argv)
 	}
 
 	/* The daemon elects a master (IBA 14.4); --once just sweeps, as master */
+	smd.once = once;
 	smd.elect = !once;
 	smd.sm_state = once ? SM_MASTER : SM_DISCOVERING;
-	if (once) {
+	{
 		struct sweep_result res;
 
-		r = sweep_run(&smd, &res);
-		if (r < 0) {
-			log_error("sweep failed: %s", strerror(-r));
-			goto out;
-		}
-		print_summary(&res);
-		rc = res.up ? 0 : EXIT_NOT_UP;
-	} else {
-		r = run_daemon(&smd);
-		rc = r < 0 ? EXIT_FAILURE : 0;
+		/* The loop logs a failed sweep (or its own failure) */
+		r = loop_run(&smd, &loop_ops, &res);
+		if (r < 0)
+			rc = EXIT_FAILURE;
+		else
+			rc = once && !res.up ? EXIT_NOT_UP : 0;
 	}
 out:
 	trap_table_free(smd.trapt);
 	sa_free(smd.sa);
-	mcast_fini(&smd);
-	route_result_free(smd.routes);
-	fabric_free(smd.fabric);
-	store_close(smd.store);
+	if (!smd.abandoned) {
+		/* else the worker may still read them: smd exits without freeing them */
+		mcast_fini(&smd);
+		route_result_free(smd.routes);
+		fabric_free(smd.fabric);
+		store_close(smd.store);
+	}
 	txn_free(smd.txn);
 	close_capture(&smd, cap);
 	mad_port_close(smd.port);

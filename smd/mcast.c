@@ -17,16 +17,24 @@
  */
 #define MCAST_INFLIGHT_MAX	256
 
+/* MLIDs whose trees a sweep step computes before it looks at the clock */
+#define MCAST_TREES_SLICE	16
+/* ... and how long it may go on before it yields to the event loop */
+#define MCAST_SLICE_US		10000
+
 struct mcast {
 	struct mc_db *db;
 	struct mc_forest *fo;		/* over smd->fabric; NULL before the first sweep */
-	struct mc_forest *spare;	/* a failed sweep's: SMPs may still name it */
 	uint64_t gen;			/* bumped when fo is replaced */
 	bool pending;			/* joins or leaves since the last update */
-	bool sweeping;			/* a heavy sweep programs its own forest */
+	bool sweeping;			/* a heavy sweep runs: joins wait for its end */
 	uint64_t saved_us;		/* when groups were last written to the database */
 	unsigned int inflight;
 	struct mcast_stats st;
+	/* The sweep's multicast phase (mcast_sweep_*) */
+	uint64_t todo[MLID_COUNT / 64 + 1];	/* MLIDs whose trees it has still to compute */
+	uint16_t next;			/* the next MLID to look at; 0: trees done */
+	uint64_t rd, wr;		/* block counters when it started */
 };
 
 static void persist(struct smd *smd, bool force);
@@ -111,7 +119,6 @@ void mcast_fini(struct smd *smd)
 		return;
 	persist(smd, true);
 	mc_forest_free(m->fo);
-	mc_forest_free(m->spare);
 	mc_db_free(m->db);
 	free(m);
 	smd->mcast = NULL;
@@ -181,7 +188,7 @@ static void mft_cb(void *arg, int status, const struct smp *req, const struct sm
 
 	m->inflight--;
 	/* A block of a forest replaced since: the new one reads it again */
-	if (c->gen && c->gen != m->gen) {
+	if (status == -ECANCELED || (c->gen && c->gen != m->gen)) {
 		free(c);
 		return;
 	}
@@ -309,20 +316,18 @@ static size_t purge(struct mc_db *db, const struct fabric *f)
 	return dropped;
 }
 
-int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
-		struct sweep_result *res, struct mc_forest **out)
+void mcast_sweep_begin(struct smd *smd)
+{
+	if (smd->mcast)
+		smd->mcast->sweeping = true;
+}
+
+void mcast_sweep_prepare(struct smd *smd, struct fabric *f)
 {
 	struct mcast *m = smd->mcast;
-	struct mc_forest *fo = NULL;
-	uint64_t dirty[MLID_COUNT / 64 + 1];
-	const struct mc_forest_stats *fs;
 	unsigned int cap = 0, over = 0;
-	uint64_t rd = m->st.blocks_read, wr = m->st.blocks_written;
 	size_t dropped;
-	bool acyclic = true;
-	int e;
 
-	*out = NULL;
 	/* MLIDs every switch's MFT can hold (MulticastFDBCap, IBA 14.2.5.4) */
 	for (size_t s = 0; s < f->nswitches; s++) {
 		const struct fab_node *n = f->switches[s];
@@ -342,31 +347,77 @@ int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
 		log_info("multicast: %zu memberships of ports that left the fabric dropped",
 			 dropped);
 	persist(smd, true);
-	e = mc_forest_new(f, r, &fo);
+	/* Every group gets its tree on the new model: the dirty marks are all covered */
+	mc_db_take_dirty(m->db, m->todo);
+	memset(m->todo, 0, sizeof(m->todo));
+	for (const struct mc_group *g = mc_db_next(m->db, 0); g; g = mc_db_next(m->db, g->mlid))
+		m->todo[(g->mlid - LID_MCAST_MIN) / 64] |=
+			UINT64_C(1) << ((g->mlid - LID_MCAST_MIN) % 64);
+	m->next = LID_MCAST_MIN;
+	m->rd = m->st.blocks_read;
+	m->wr = m->st.blocks_written;
+}
+
+/*
+ * The trees of the groups the sweep found, MCAST_TREES_SLICE MLIDs at a
+ * time: 1 while some are left, 0 when done, -errno. A group joined or left
+ * meanwhile is marked dirty and updated again when the sweep ends.
+ */
+static int sweep_trees(struct mcast *m, struct mc_forest *fo, uint64_t t0)
+{
+	uint64_t chunk[MLID_COUNT / 64 + 1];
+
+	while (m->next) {
+		unsigned int n = 0;
+		uint32_t i;
+		int e;
+
+		memset(chunk, 0, sizeof(chunk));
+		for (i = m->next - LID_MCAST_MIN; i < MLID_COUNT && n < MCAST_TREES_SLICE; i++) {
+			uint64_t bit = UINT64_C(1) << (i % 64);
+
+			if (!(m->todo[i / 64] & bit))
+				continue;
+			chunk[i / 64] |= bit;
+			n++;
+		}
+		m->next = i < MLID_COUNT ? (uint16_t)(LID_MCAST_MIN + i) : 0;
+		if (n) {
+			e = mc_forest_update(fo, m->db, chunk);
+			if (e < 0)
+				return e;
+		}
+		if (m->next && txn_now_us() - t0 > MCAST_SLICE_US)
+			return 1;
+	}
+	return 0;
+}
+
+int mcast_sweep_step(struct smd *smd, struct mc_forest *fo)
+{
+	struct mcast *m = smd->mcast;
+	int e;
+
+	e = sweep_trees(m, fo, txn_now_us());
+	if (e)
+		return e < 0 ? e : MCAST_STEP_MORE;
+	e = pump(smd, fo, 0);
 	if (e < 0)
 		return e;
-	/* Every group on the new model: the dirty marks are all covered */
-	mc_db_take_dirty(m->db, dirty);
-	e = mc_forest_update(fo, m->db, NULL);
-	if (e < 0)
-		goto fail;
-	m->sweeping = true;
-	while (mc_forest_pending(fo) || m->inflight) {
-		e = pump(smd, fo, 0);
-		if (e == 0)
-			e = txn_run(smd->txn);
-		if (e < 0)
-			break;
-	}
-	m->sweeping = false;
-	if (e < 0)
-		goto fail;
-	fs = mc_forest_stats(fo);
+	return mc_forest_pending(fo) || m->inflight ? MCAST_STEP_WAIT : 0;
+}
+
+void mcast_sweep_report(struct smd *smd, struct mc_forest *fo, int check, bool acyclic,
+			struct sweep_result *res)
+{
+	struct mcast *m = smd->mcast;
+	const struct mc_forest_stats *fs = mc_forest_stats(fo);
+
 	res->mcast_groups = (unsigned int)mc_db_count(m->db);
 	res->mcast_trees = fs->trees;
-	res->mft_blocks_read = (unsigned int)(m->st.blocks_read - rd);
-	res->mft_blocks_sent = (unsigned int)(m->st.blocks_written - wr);
-	if (mc_forest_check_cdg(fo, &acyclic) == 0 && !acyclic)
+	res->mft_blocks_read = (unsigned int)(m->st.blocks_read - m->rd);
+	res->mft_blocks_sent = (unsigned int)(m->st.blocks_written - m->wr);
+	if (check == 0 && !acyclic)
 		log_warn("multicast: the trees and the unicast routes together have a cyclic "
 			 "channel dependency graph: multicast traffic can deadlock");
 	if (fs->unsafe)
@@ -378,22 +429,19 @@ int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
 		log_warn("multicast: %u (group, switch) pairs beyond the switch's MFT capacity",
 			 fs->over_cap);
 	res->mcast_unsafe = fs->unsafe;
-	*out = fo;
-	return 0;
-fail:
-	/* Its blocks may still be in flight: freed once the next sweep is through */
-	mc_forest_free(m->spare);
-	m->spare = fo;
-	return e;
 }
 
-void mcast_adopt(struct smd *smd, struct mc_forest *fo)
+void mcast_sweep_end(struct smd *smd, struct mc_forest *fo)
 {
 	struct mcast *m = smd->mcast;
 
+	if (!m)
+		return;
+	m->sweeping = false;
+	m->next = 0;
+	if (!fo)
+		return;		/* the sweep failed: the forest over the old model stays */
 	mc_forest_free(m->fo);
-	mc_forest_free(m->spare);
-	m->spare = NULL;
 	m->fo = fo;
 	m->gen++;
 	/* Joins during the sweep: update the new trees for them */

@@ -28,14 +28,25 @@ struct mcast_stats {
 int mcast_init(struct smd *smd);
 void mcast_fini(struct smd *smd);
 /*
- * A heavy sweep, on its new model f with routes r: departed members go,
- * every tree is computed and every switch's MFT read and written where it
- * differs. *out: the forest to keep when the sweep succeeds.
+ * A heavy sweep (smd/sweep.c drives it): from its start joins and leaves
+ * wait for its end (mcast_run does nothing meanwhile). Its multicast phase,
+ * on its new model f: mcast_sweep_prepare on the loop (departed members go,
+ * MFT capacity), mc_forest_new on the worker thread, then mcast_sweep_step
+ * on the loop until it returns 0: every group's tree a slice at a time
+ * (MCAST_STEP_MORE: call again soon), then every switch's MFT read and
+ * written where it differs (MCAST_STEP_WAIT: call again after the next
+ * answers); -errno on failure. mcast_sweep_report counts and warns after
+ * mc_forest_check_cdg (check: its return, acyclic: its verdict).
  */
-int mcast_sweep(struct smd *smd, struct fabric *f, const struct route_result *r,
-		struct sweep_result *res, struct mc_forest **out);
-/* The sweep succeeded: its forest replaces the old one */
-void mcast_adopt(struct smd *smd, struct mc_forest *fo);
+#define MCAST_STEP_MORE		1
+#define MCAST_STEP_WAIT		2
+void mcast_sweep_begin(struct smd *smd);
+void mcast_sweep_prepare(struct smd *smd, struct fabric *f);
+int mcast_sweep_step(struct smd *smd, struct mc_forest *fo);
+void mcast_sweep_report(struct smd *smd, struct mc_forest *fo, int check, bool acyclic,
+			struct sweep_result *res);
+/* The sweep ended: fo replaces the forest (NULL: it failed, the old one stays) */
+void mcast_sweep_end(struct smd *smd, struct mc_forest *fo);
 /* Joins or leaves happened: update trees and MFTs soon (mcast_run) */
 void mcast_changed(void *ctx);
 /* From the event loop, outside sweeps: run a pending update */

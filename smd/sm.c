@@ -35,14 +35,19 @@
 
 void sm_set_state(struct smd *smd, enum sm_state st, const char *why)
 {
-	if (smd->sm_state == st)
+	enum sm_state from = smd->sm_state;
+
+	if (from == st)
 		return;
-	log_notice("SM state %s -> %s: %s", sm_state_name(smd->sm_state), sm_state_name(st), why);
+	log_notice("SM state %s -> %s: %s", sm_state_name(from), sm_state_name(st), why);
 	/* A master again later asks the hosts to join their groups again */
-	if (smd->sm_state == SM_MASTER)
+	if (from == SM_MASTER)
 		smd->rereg_done = false;
 	smd->sm_state = st;
 	smd->poll_misses = 0;
+	/* The state's entry action (smd/loop.c), from the change itself */
+	if (smd->sm_actions && (unsigned int)st < SM_STATES && smd->sm_actions->enter[st])
+		smd->sm_actions->enter[st](smd, from);
 }
 
 static uint64_t own_guid(const struct smd *smd)
@@ -56,6 +61,15 @@ struct sm_query {
 	uint64_t key;			/* this SM's sm_key when it was sent */
 	uint64_t me;			/* this SM's port GUID */
 	bool answered;
+};
+
+/* One election: its SMInfo Gets, then maybe a HANDOVER Set (sm_elect_*) */
+struct sm_election {
+	struct sm_query q[SM_PEERS_MAX];
+	size_t n;
+	struct sm_query handover;	/* the Set to a better standby, once sent */
+	uint64_t handover_to;		/* ... and the SM it went to */
+	bool handing_over;
 };
 
 /*
@@ -89,7 +103,8 @@ static void sm_query_cb(void *arg, int status, const struct smp *req, const stru
 	q->answered = true;
 }
 
-static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod)
+static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, uint32_t amod,
+			   txn_cb cb, void *arg)
 {
 	/* What only a peer sharing the key can check, for this peer only */
 	struct sm_info si = own_info(smd, false, q->peer.guid);
@@ -107,7 +122,7 @@ static int sm_query_submit(struct smd *smd, struct sm_query *q, uint8_t method, 
 	 * standby that outranks it learns so from it (sm_polled_by()).
 	 */
 	sm_info_encode(&si, req.data);
-	return txn_submit(smd->txn, &req, 0, sm_query_cb, q);
+	return txn_submit(smd->txn, &req, 0, cb, arg);
 }
 
 static const struct sm_peer *peer_find(const struct smd *smd, uint64_t guid)
@@ -129,39 +144,57 @@ static void become_standby(struct smd *smd, const struct sm_peer *m, const char 
 	smd->poll_misses = 0;
 }
 
-/* IBA 14.4.1: the master hands over to a better standby; true when it took it */
-static bool hand_over(struct smd *smd, const struct sm_peer *to)
+/* IBA 14.4.1: the master hands over to a better standby (the answer: sm_elect_decide) */
+static int hand_over(struct smd *smd, struct sm_election *e, const struct sm_peer *to)
 {
-	struct sm_query q = { .peer = *to };
 	int r;
 
 	log_notice("SM 0x%016" PRIx64 " (priority %u) outranks this SM: handing over", to->guid,
 		   to->priority);
-	r = sm_query_submit(smd, &q, MAD_METHOD_SET, SM_AM_HANDOVER);
-	if (r == 0)
-		r = txn_run(smd->txn);
-	if (r < 0 || !q.answered || q.peer.guid != to->guid || q.peer.foreign) {
-		log_warn("handover to SM 0x%016" PRIx64 " not answered%s; staying master", to->guid,
-			 r < 0 ? " (send failed)" : "");
-		return false;
+	memset(&e->handover, 0, sizeof(e->handover));
+	e->handover.peer = *to;
+	e->handover_to = to->guid;
+	r = sm_query_submit(smd, &e->handover, MAD_METHOD_SET, SM_AM_HANDOVER, sm_query_cb,
+			    &e->handover);
+	if (r < 0) {
+		log_warn("handover to SM 0x%016" PRIx64 " not answered (send failed); staying "
+			 "master", to->guid);
+		return r;
 	}
-	become_standby(smd, &q.peer, "took over by handover");
-	return true;
+	e->handing_over = true;
+	return 0;
 }
 
-int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own)
+/* The answer to the HANDOVER Set: 1 when the other SM took over, 0 when this one stays */
+static int handed_over(struct smd *smd, struct sm_election *e)
 {
+	const struct sm_query *q = &e->handover;
+
+	e->handing_over = false;
+	if (!q->answered || q->peer.guid != e->handover_to || q->peer.foreign) {
+		log_warn("handover to SM 0x%016" PRIx64 " not answered; staying master",
+			 e->handover_to);
+		return 0;
+	}
+	become_standby(smd, &q->peer, "took over by handover");
+	return 1;
+}
+
+int sm_elect_start(struct smd *smd, const struct fabric *f, const struct fab_port *own,
+		   struct sm_election **out)
+{
+	struct sm_election *e;
 	struct sm_query *q;
-	const struct sm_peer *master = NULL, *best = NULL;
-	struct sm_peer *peers = NULL;
-	uint8_t prio = (uint8_t)smd->cfg.sm_priority;
 	uint64_t me = own_guid(smd);
-	size_t n = 0, np = 0, i;
+	size_t i;
 	int r = 0;
 
-	q = calloc(SM_PEERS_MAX, sizeof(*q));
-	if (!q)
+	*out = NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
 		return -ENOMEM;
+	*out = e;
+	q = e->q;
 	for (i = 0; i < f->nnodes; i++) {
 		const struct fab_node *nd = f->nodes[i];
 		/* A switch hosts an SM on port 0, a CA on any of its ports */
@@ -171,6 +204,7 @@ int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own
 		for (unsigned int pn = first; pn <= last; pn++) {
 			const struct fab_port *p = &nd->ports[pn];
 			const struct dr_path *path;
+			size_t n = e->n;
 
 			if (p == own || p->guid == me || !p->pi_valid ||
 			    !(p->pi.cap_mask & PORT_CAP_IS_SM))
@@ -181,29 +215,44 @@ int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own
 			if (n == SM_PEERS_MAX) {
 				log_warn("more than %u other SMs on the subnet: the others are "
 					 "not asked", SM_PEERS_MAX);
-				goto sent;
+				return 0;
 			}
 			q[n].peer.guid = p->guid;
 			q[n].peer.node_guid = nd->guid;
 			q[n].peer.port_num = (uint8_t)pn;
 			q[n].peer.path = *path;
-			r = sm_query_submit(smd, &q[n], MAD_METHOD_GET, 0);
+			r = sm_query_submit(smd, &q[n], MAD_METHOD_GET, 0, sm_query_cb, &q[n]);
 			if (r < 0)
-				goto out;
-			n++;
+				return r;
+			e->n++;
 		}
 	}
-sent:
-	r = txn_run(smd->txn);
-	if (r < 0)
-		goto out;
+	return 0;
+}
+
+struct sm_election *sm_election_free(struct sm_election *e)
+{
+	free(e);
+	return NULL;
+}
+
+int sm_elect_decide(struct smd *smd, struct sm_election *e)
+{
+	const struct sm_query *q = e->q;
+	const struct sm_peer *master = NULL, *best = NULL;
+	struct sm_peer *peers = NULL;
+	uint8_t prio = (uint8_t)smd->cfg.sm_priority;
+	uint64_t me = own_guid(smd);
+	size_t n = e->n, np = 0, i;
+	int r = 0;
+
+	if (e->handing_over)
+		return handed_over(smd, e);
 
 	/* Keep what answered; tell the operator what changed among them */
 	peers = calloc(SM_PEERS_MAX, sizeof(*peers));
-	if (!peers) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (!peers)
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const struct sm_peer *p = &q[i].peer, *old;
 
@@ -247,7 +296,6 @@ sent:
 			best = p;
 	}
 
-	r = 0;
 	if (master) {
 		if (smd->sm_state != SM_MASTER ||
 		    sm_outranks(master->priority, master->guid, prio, me)) {
@@ -261,47 +309,80 @@ sent:
 		if (smd->sm_state != SM_MASTER) {
 			become_standby(smd, best, "outranks this SM");
 			r = 1;
-		} else if (best->state == SM_STANDBY && hand_over(smd, best)) {
-			r = 1;
+		} else if (best->state == SM_STANDBY && hand_over(smd, e, best) == 0) {
+			return SM_ELECT_AGAIN;
 		}
 	}
 	if (r == 0 && smd->sm_state != SM_MASTER)
 		sm_set_state(smd, SM_MASTER, best ? "no other SM outranks this one" :
 			     smd->npeers ? "no other SM with this SM_Key on the subnet" :
 			     "no other SM on the subnet");
-out:
-	free(q);
 	return r;
 }
 
-int sm_poll_master(struct smd *smd)
-{
-	struct sm_query q = { .peer = smd->master };
-	const char *why;
-	int r;
+/* A standby's poll of its master, in flight: the answer is judged when it comes */
+struct sm_poll {
+	struct smd *smd;
+	struct sm_query q;
+};
 
-	r = sm_query_submit(smd, &q, MAD_METHOD_GET, 0);
-	if (r == 0)
-		r = txn_run(smd->txn);
-	if (r == 0 && q.answered && q.peer.guid == smd->master.guid &&
-	    q.peer.state == SM_MASTER && !q.peer.foreign) {
+static void sm_poll_result(struct smd *smd, const struct sm_query *q, uint64_t asked)
+{
+	const char *why;
+
+	if (smd->sm_state != SM_STANDBY || asked != smd->master.guid)
+		return;		/* the state changed meanwhile (a handover, a Set) */
+	if (q->answered && q->peer.guid == asked && q->peer.state == SM_MASTER &&
+	    !q->peer.foreign) {
 		if (smd->poll_misses)
-			log_info("master SM 0x%016" PRIx64 " answers again", q.peer.guid);
+			log_info("master SM 0x%016" PRIx64 " answers again", q->peer.guid);
 		smd->poll_misses = 0;
-		smd->master = q.peer;
-		return 0;
+		smd->master = q->peer;
+		return;
 	}
-	why = !q.answered ? "did not answer" :
-	      q.peer.guid != smd->master.guid ? "is not there (another SM answered)" :
-	      q.peer.foreign ? "answers with another SM_Key" :
+	why = !q->answered ? "did not answer" :
+	      q->peer.guid != asked ? "is not there (another SM answered)" :
+	      q->peer.foreign ? "answers with another SM_Key" :
 	      "is no longer master";
 	smd->poll_misses++;
 	log_warn("master SM 0x%016" PRIx64 " %s (%u of %u polls missed)", smd->master.guid, why,
 		 smd->poll_misses, smd->cfg.sm_poll_retries);
-	if (smd->poll_misses < smd->cfg.sm_poll_retries)
-		return 0;
-	sm_set_state(smd, SM_DISCOVERING, "the master is lost: looking for a new one");
-	return 1;
+	if (smd->poll_misses >= smd->cfg.sm_poll_retries)
+		sm_set_state(smd, SM_DISCOVERING, "the master is lost: looking for a new one");
+}
+
+static void sm_poll_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct sm_poll *p = arg;
+	uint64_t asked = p->q.peer.guid;
+
+	p->smd->poll_busy = false;
+	if (status != -ECANCELED) {
+		sm_query_cb(&p->q, status, req, resp);
+		sm_poll_result(p->smd, &p->q, asked);
+	}
+	free(p);
+}
+
+int sm_poll_master(struct smd *smd)
+{
+	struct sm_poll *p;
+	int r;
+
+	if (smd->poll_busy)
+		return -EALREADY;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->smd = smd;
+	p->q.peer = smd->master;
+	r = sm_query_submit(smd, &p->q, MAD_METHOD_GET, 0, sm_poll_cb, p);
+	if (r < 0) {
+		free(p);
+		return r;
+	}
+	smd->poll_busy = true;
+	return 0;
 }
 
 static void ack_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
@@ -376,8 +457,9 @@ static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info 
 	case SM_AM_HANDOVER:
 		snprintf(why, sizeof(why), "SM 0x%016" PRIx64 " handed mastership over",
 			 from->guid);
-		sm_set_state(smd, SM_MASTER, why);
+		/* The entry action sweeps at once: the subnet is this SM's now */
 		smd->resweep = true;
+		sm_set_state(smd, SM_MASTER, why);
 		if (smd->master.guid == from->guid)
 			send_ack(smd, &smd->master);
 		else
@@ -396,8 +478,8 @@ static uint16_t sm_control(struct smd *smd, uint32_t amod, const struct sm_info 
 	case SM_AM_DISCOVER:
 		/* NOT-ACTIVE wakes up; discovery then finds the master to poll */
 		snprintf(why, sizeof(why), "woken by SM 0x%016" PRIx64, from->guid);
-		sm_set_state(smd, SM_DISCOVERING, why);
 		smd->resweep = true;
+		sm_set_state(smd, SM_DISCOVERING, why);
 		break;
 	}
 	return 0;
@@ -410,8 +492,8 @@ int sm_enable(struct smd *smd, const char *who)
 	if (smd->sm_state != SM_NOT_ACTIVE)
 		return -EALREADY;
 	snprintf(why, sizeof(why), "enabled by %s", who);
-	sm_set_state(smd, SM_DISCOVERING, why);
 	smd->resweep = true;
+	sm_set_state(smd, SM_DISCOVERING, why);
 	return 0;
 }
 

@@ -20,6 +20,7 @@ enum sm_state {
 	SM_STANDBY = 2,
 	SM_MASTER = 3,
 };
+#define SM_STATES	4
 
 static inline const char *sm_state_name(enum sm_state s)
 {
@@ -122,17 +123,37 @@ struct fabric;
 struct fab_port;
 struct mad_addr;
 
-/* Enter a state; logs the change at notice level with the reason */
+/*
+ * What entering each state does (the timers, the SA: smd/loop.c), called by
+ * sm_set_state() from the state change itself, whatever made it: an
+ * election, a poll, another SM's SMInfo Set, smctl. from: the old state.
+ */
+struct sm_actions {
+	void (*enter[SM_STATES])(struct smd *smd, enum sm_state from);
+};
+
+/* Enter a state: logs the change at notice level with the reason, runs its entry action */
 void sm_set_state(struct smd *smd, enum sm_state st, const char *why);
 /*
- * After discovery: ask every other port that says IsSM for its SMInfo and
- * decide. Returns 1 when this SM must be standby (the sweep stops before it
- * programs anything), 0 when it is (or stays) master, -errno on failure.
+ * The election, after discovery, without waiting: sm_elect_start asks every
+ * other port that says IsSM for its SMInfo (the answers come through the
+ * transaction layer); once they are all in, sm_elect_decide decides: 1 when
+ * this SM must be standby (the sweep stops before it programs anything), 0
+ * when it is (or stays) master, SM_ELECT_AGAIN when it sent a HANDOVER to a
+ * better standby (call it again once that is answered), -errno on failure.
  */
-int sm_elect(struct smd *smd, const struct fabric *f, const struct fab_port *own);
+#define SM_ELECT_AGAIN	2
+struct sm_election;
+int sm_elect_start(struct smd *smd, const struct fabric *f, const struct fab_port *own,
+		   struct sm_election **out);
+int sm_elect_decide(struct smd *smd, struct sm_election *e);
+/* Only once none of its SMPs is in flight (answered or cancelled); returns NULL */
+struct sm_election *sm_election_free(struct sm_election *e);
 /*
- * A standby's poll of its master. Returns 1 when the master has missed
- * sm_poll_retries polls in a row: the caller then sweeps to take over.
+ * A standby's poll of its master, without waiting: when it has missed
+ * sm_poll_retries polls in a row, the answer's handler moves the SM to
+ * DISCOVERING (whose entry action sweeps to take over). -EALREADY while a
+ * poll is out.
  */
 int sm_poll_master(struct smd *smd);
 /* smctl sm-enable: a NOT-ACTIVE SM looks for the master again; -EALREADY if not NOT-ACTIVE */

@@ -18,6 +18,9 @@
 struct route_result;
 struct sweep_result;
 struct light_result;
+struct loop;
+struct sweep;
+struct light;
 struct control;
 struct mcast;
 struct trap_table;
@@ -38,6 +41,10 @@ struct smd_stats {
 	time_t light_end;
 	bool light_only;		/* the last round was a light sweep that found no change */
 	struct log_record problems;	/* warnings and errors of the last heavy sweep */
+	/* The event loop: its longest handler (and which), handlers over 100 ms */
+	uint64_t loop_max_us;
+	const char *loop_max_what;
+	uint64_t loop_slow;
 };
 
 /* Another SM found on the subnet, as its SMInfo last said */
@@ -57,6 +64,11 @@ struct sm_peer {
 struct smd {
 	struct smd_config cfg;
 	const char *config_path;	/* to read again on SIGHUP; NULL: none */
+	bool once;			/* smd --once: one sweep, no daemon */
+	struct loop *loop;		/* the event loop (smd/loop.c) */
+	struct sweep *sweep;		/* the heavy sweep running, NULL: none */
+	struct light *light;		/* the light sweep running, NULL: none */
+	bool abandoned;			/* shutdown left the worker computing: free nothing it reads */
 	struct mad_port *port;
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */
@@ -83,10 +95,12 @@ struct smd {
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;
 	enum sm_state sm_state;
+	const struct sm_actions *sm_actions;	/* entry actions of the states (loop.c) */
 	struct sm_peer peers[SM_PEERS_MAX];	/* the other SMs the last election saw */
 	size_t npeers;
 	struct sm_peer master;		/* standby: the master it polls */
 	unsigned int poll_misses;	/* polls in a row the master left unanswered */
+	bool poll_busy;			/* a poll of the master is in flight */
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */

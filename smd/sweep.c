@@ -1,11 +1,40 @@
 // SPDX-License-Identifier: MIT
+/*
+ * One heavy sweep, as the list of phases in sweep_phases[] below: read that
+ * table to follow a sweep from discovery to the saved model.
+ *
+ * A sweep never waits. The event loop (smd/loop.c) calls sweep_advance()
+ * whenever SMP answers came in, the worker thread finished, or a step asked
+ * to go on; the driver runs each phase's parts in order, each as far as it
+ * can without waiting:
+ *   enter   on the loop: set up, may submit SMPs;
+ *   work    on the worker thread: CPU-long computing over this sweep's own
+ *           model (nobody else touches sw->f meanwhile), no I/O, no logging;
+ *           what it finds goes into struct sweep for finish to report;
+ *   step    on the loop, called again and again: submits the phase's SMPs
+ *           node by node (sw->it is its place) until the transaction queue
+ *           holds SWEEP_QUEUE_MAX or its time slice is used (sweep_yield),
+ *           returns PHASE_WAIT / PHASE_MORE to be called again, 0 when done;
+ *   finish  on the loop, once every SMP the phase sent was answered: checks,
+ *           logs, may return PHASE_MORE to wait for more answers (a
+ *           handover) or PHASE_STOP to end the sweep early (standby).
+ * An error skips to the phases marked ALWAYS (saving the sweep's record).
+ * The SA keeps answering from the last complete model (smd->fabric) until
+ * sweep_end() swaps this one in.
+ *
+ * To add a phase: write its parts as above (a loop over nodes becomes a step
+ * that starts at sw->it and returns sweep_yield()'s code when it says so),
+ * and put one line in sweep_phases[] where it belongs.
+ */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "smd/log.h"
+#include "smd/loop.h"
 #include "smd/mcast.h"
 #include "smd/sweep.h"
 #include "topo/discover.h"
@@ -13,11 +42,71 @@
 #include "topo/mcast.h"
 #include "topo/route.h"
 
+struct sweep;
+
+struct sweep_phase {
+	const char *name;
+	int (*enter)(struct sweep *sw);
+	int (*work)(struct sweep *sw);		/* its return: sw->work_r */
+	int (*step)(struct sweep *sw);
+	int (*finish)(struct sweep *sw);
+	unsigned int flags;
+};
+
+/* sweep_phase.flags */
+#define ALWAYS	1u	/* runs after an error or a stop too */
+#define ELECT	2u	/* only when this SM takes part in elections */
+#define MCAST	4u	/* only with multicast */
+
+/* What a step or a finish returns besides 0 (done) and -errno */
+#define PHASE_WAIT	1	/* call again after the next answers */
+#define PHASE_MORE	2	/* call again soon (time slice used), or: wait for more answers */
+#define PHASE_STOP	3	/* finish: the sweep ends here, successfully (standby) */
+
+/* Where the driver is within a phase */
+enum sweep_stage { ST_ENTER, ST_WORK, ST_STEP, ST_IDLE, ST_FINISH };
+
 struct sweep {
 	struct smd *smd;
 	struct fabric *f;
 	struct disc *disc;
 	struct sweep_result *res;
+	/* The driver */
+	unsigned int phase;		/* index in sweep_phases[] */
+	enum sweep_stage stage;
+	size_t it;			/* a step's place (node index), 0 at each phase */
+	int r;				/* the sweep's outcome so far: 0 or -errno */
+	bool stop;			/* a phase ended the sweep early (standby) */
+	bool abandoned;			/* sweep_abandon(): submit nothing more */
+	bool computing;			/* a work part runs on the worker thread */
+	bool ended;			/* sweep_end() ran: swapped in, or dropped */
+	int work_r;			/* ... and what it returned */
+	uint64_t t0;			/* monotonic us: the sweep's start */
+	uint64_t phase_t0;		/* ... the phase's */
+	uint64_t step_t0;		/* ... this step call's (sweep_yield) */
+	double phase_s[SWEEP_PHASES_MAX];	/* seconds each phase took; <0: skipped */
+	time_t started;
+	struct log_record problems;	/* warnings and errors of this sweep */
+	/* What the phases hand on */
+	struct fab_port *own;		/* the SM's own port in f */
+	struct sm_election *elect;
+	struct lid_stats ls;
+	bool resv_failed;		/* the database could not say which LIDs are reserved */
+	struct route_stats rs;
+	struct sweep_route {		/* the routing phase, on the worker */
+		struct route_opts opts;
+		char list[sizeof(((struct smd_config *)0)->routing_engine)];
+		bool try_repair;
+		int repair_r;		/* route_repair's return; 1: not tried */
+		int verify_r;		/* the verifier on repaired routes */
+		const char *why;
+		struct route_repair_info info;
+		struct route_attempt att[8];
+		unsigned int tried;
+		int used;
+		struct route_check chk;
+		double t_compute, t_verify, seconds;
+	} route;
 	struct route_result *routes;	/* SLs and SL-to-VL tables of this sweep's routes */
 	char engine[32];		/* the engine the routes come from (repaired or not) */
 	bool repairable;		/* deadlock-free: the next sweep may repair them */
@@ -30,7 +119,13 @@ struct sweep {
 	} plan;
 	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];	/* low, high: every port */
 	struct mc_forest *forest;	/* multicast trees over this sweep's model */
+	bool mc_acyclic;		/* the trees' verdict (mcast-check) */
 	bool rereg;			/* set ClientReregister on the CA ports */
+	uint64_t t_program;		/* monotonic us: programming started */
+	struct store_sweep ss;		/* the record the save phase writes */
+	int save_r;
+	struct sa_index *sa_index;	/* the SA's index of the new model, built on the worker */
+	int sa_index_r;
 	int err;		/* a fatal error inside a callback (ENOMEM) */
 };
 
@@ -53,12 +148,23 @@ struct set_ctx {
  * fat-tree queued 1.35 million SL-to-VL Sets at once (850 MB).
  */
 #define SWEEP_QUEUE_MAX		4096
+/* How long one step may compute before it lets the event loop run */
+#define SWEEP_SLICE_US		10000
 
-static int pace(struct sweep *sw)
+/*
+ * Whether a step must stop here: PHASE_WAIT when the queue is full (the
+ * answers bring the driver back), PHASE_MORE when its time slice is used,
+ * an error a callback left, 0 to go on.
+ */
+static int sweep_yield(struct sweep *sw)
 {
-	int r = txn_drain(sw->smd->txn, SWEEP_QUEUE_MAX);
-
-	return r < 0 ? r : sw->err;
+	if (sw->err)
+		return sw->err;
+	if (txn_queued(sw->smd->txn) > SWEEP_QUEUE_MAX)
+		return PHASE_WAIT;
+	if (txn_now_us() - sw->step_t0 > SWEEP_SLICE_US)
+		return PHASE_MORE;
+	return 0;
 }
 
 static double now_s(void)
@@ -78,12 +184,14 @@ static const char *port_label(const struct fab_port *p, char *buf, size_t len)
 	return buf;
 }
 
+/* Queue an SMP for this sweep; arg is freed when it cannot be (or the sweep is abandoned) */
 static int submit(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg)
 {
-	int r = txn_submit(sw->smd->txn, req, 0, cb, arg);
+	int r = sw->abandoned ? -ECANCELED : txn_submit(sw->smd->txn, req, 0, cb, arg);
 
 	if (r < 0) {
-		sw->err = r;
+		if (!sw->err)
+			sw->err = r;
 		free(arg);
 	}
 	return r;
@@ -238,11 +346,15 @@ static int phase_discover(struct sweep *sw)
 	if (r < 0)
 		return r;
 	pump_probes(sw);
-	r = txn_run(sw->smd->txn);
-	if (r < 0)
-		return r;
-	if (sw->err)
-		return sw->err;
+	return sw->err;
+}
+
+/* Every probe answered (or given up): the model is complete */
+static int discovered(struct sweep *sw)
+{
+	const struct txn_stats *ts = txn_stats(sw->smd->txn);
+	int r;
+
 	if (!disc_local_node(sw->disc)) {
 		log_error("discovery: the SM's own port does not answer NodeInfo");
 		return -EHOSTUNREACH;
@@ -253,6 +365,78 @@ static int phase_discover(struct sweep *sw)
 	dups_report(sw);
 	sw->res->lost_peers = disc_stats(sw->disc)->lost_peers;
 	sw->res->rejected = disc_stats(sw->disc)->rejected;
+	sw->res->t_discover = (double)(txn_now_us() - sw->t0) / 1e6;
+	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
+		 sw->f->nnodes, sw->f->nswitches, sw->res->t_discover, ts->sent);
+	sw->own = fabric_port(disc_local_node(sw->disc), disc_local_port(sw->disc));
+	return 0;
+}
+
+/* ---- SM election (IBA 14.4): only the master goes on to program the fabric ---- */
+
+static int elect_enter(struct sweep *sw)
+{
+	return sm_elect_start(sw->smd, sw->f, sw->own, &sw->elect);
+}
+
+static int elect_done(struct sweep *sw)
+{
+	int r = sm_elect_decide(sw->smd, sw->elect);
+
+	if (r == SM_ELECT_AGAIN)
+		return PHASE_MORE;	/* a HANDOVER is out: decide on its answer */
+	if (r > 0) {
+		sw->res->standby = true;
+		return PHASE_STOP;
+	}
+	return r;
+}
+
+/* ---- LIDs ---- */
+
+static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
+{
+	return store_lid_lookup(ctx, guid, lid);
+}
+
+/* On the worker: the database is the sweep's while it runs (mcast_sweep_begin) */
+static int lids_work(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	/* LIDs remembered for absent ports stay theirs while space remains */
+	struct lid_reservation *resv = NULL;
+	size_t nresv = 0;
+	int r;
+
+	if (smd->store && store_lid_reservations(smd->store, &resv, &nresv) < 0)
+		sw->resv_failed = true;
+	r = lid_assign_reserved(sw->f, (uint8_t)smd->cfg.lmc, smd->store ? lookup_lid : NULL,
+				smd->store, resv, nresv, &sw->ls);
+	free(resv);
+	return r;
+}
+
+static int lids_done(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	const struct lid_stats *ls = &sw->ls;
+
+	if (sw->resv_failed)
+		log_warn("LIDs of absent ports are not reserved in this sweep: %s",
+			 store_errmsg(smd->store));
+	if (sw->work_r < 0) {
+		log_error("LID assignment failed: %s", strerror(-sw->work_r));
+		return sw->work_r;
+	}
+	if (ls->reserved)
+		log_info("LIDs: kept free for %u absent ports", ls->reserved);
+	if (ls->reclaimed)
+		log_warn("LIDs: no free LIDs left, %u new ports took LIDs remembered for absent "
+			 "ports", ls->reclaimed);
+	sw->res->lids = ls->endports;
+	log_info("LIDs: %u endports, %u kept, %u remembered, %u new, %u conflicts resolved",
+		 ls->endports, ls->kept, ls->remembered, ls->fresh, ls->conflicts);
+	smd->sm_lid = sw->own ? sw->own->lid : 0;
 	return 0;
 }
 
@@ -269,13 +453,24 @@ static void pkey_cb(void *arg, int status, const struct smp *req, const struct s
 	free(sc);
 }
 
+static int pkeys_enter(struct sweep *sw)
+{
+	sw->t_program = txn_now_us();
+	sw->rereg = sw->smd->cfg.client_reregister && !sw->smd->rereg_done;
+	return 0;
+}
+
 static int phase_read_pkeys(struct sweep *sw)
 {
 	struct fabric *f = sw->f;
 	int r;
 
-	for (size_t i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = f->nodes[i];
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
@@ -297,12 +492,8 @@ static int phase_read_pkeys(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
-		r = pace(sw);
-		if (r < 0)
-			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 /* ---- port configuration ---- */
@@ -402,8 +593,12 @@ static int phase_configure_ports(struct sweep *sw)
 	struct fabric *f = sw->f;
 	int r;
 
-	for (size_t i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = f->nodes[i];
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
@@ -471,12 +666,8 @@ static int phase_configure_ports(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
-		r = pace(sw);
-		if (r < 0)
-			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 static int phase_activate(struct sweep *sw)
@@ -484,8 +675,12 @@ static int phase_activate(struct sweep *sw)
 	struct fabric *f = sw->f;
 	int r;
 
-	for (size_t i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = f->nodes[i];
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 
 		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
@@ -500,12 +695,8 @@ static int phase_activate(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
-		r = pace(sw);
-		if (r < 0)
-			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 /* ---- SL-to-VL and VL arbitration tables ---- */
@@ -573,11 +764,7 @@ static int tbl_send_set(struct tbl_ctx *tc)
 
 	tc->req.hdr.method = MAD_METHOD_SET;
 	sw->res->tables_sent++;
-	r = txn_submit(sw->smd->txn, &tc->req, 0, tbl_set_cb, tc);
-	if (r < 0) {
-		sw->err = r;
-		free(tc);
-	}
+	r = submit(sw, &tc->req, tbl_set_cb, tc);
 	return r;
 }
 
@@ -616,11 +803,7 @@ static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint
 	if (fresh)
 		return tbl_send_set(tc);
 	smp_init_dr(&get, MAD_METHOD_GET, attr, amod, path);
-	r = txn_submit(sw->smd->txn, &get, 0, tbl_get_cb, tc);
-	if (r < 0) {
-		sw->err = r;
-		free(tc);
-	}
+	r = submit(sw, &get, tbl_get_cb, tc);
 	return r;
 }
 
@@ -888,16 +1071,25 @@ static void vl_plan_make(struct sweep *sw)
  * mean something. They go out before the ports become ACTIVE, so that no
  * data packet ever travels on a VL the deadlock analysis did not give it.
  */
+static int vl_plan_enter(struct sweep *sw)
+{
+	vl_plan_make(sw);
+	vlarb_want(sw, false, sw->vlarb[0]);
+	vlarb_want(sw, true, sw->vlarb[1]);
+	return 0;
+}
+
 static int phase_vl_tables(struct sweep *sw)
 {
 	struct fabric *f = sw->f;
 	int r;
 
-	vl_plan_make(sw);
-	vlarb_want(sw, false, sw->vlarb[0]);
-	vlarb_want(sw, true, sw->vlarb[1]);
-	for (size_t i = 0; i < f->nnodes; i++) {
-		struct fab_node *n = f->nodes[i];
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 
 		n->sl2vl_sig = n->vlarb_sig = 0;
 		/* A switch that did not answer SwitchInfo is left alone (and reported) */
@@ -906,13 +1098,10 @@ static int phase_vl_tables(struct sweep *sw)
 		r = sw->plan.sl2vl ? sl2vl_node(sw, n) : 0;
 		if (!r && sw->plan.vlarb)
 			r = vlarb_node(sw, n);
-		if (!r)
-			r = pace(sw);
 		if (r < 0)
 			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 /* ---- forwarding tables ---- */
@@ -986,8 +1175,12 @@ static int phase_program_lfts(struct sweep *sw)
 	uint32_t nblocks = (uint32_t)f->max_lid / LFT_BLOCK_SIZE + 1;
 	int r;
 
-	for (size_t i = 0; i < f->nswitches; i++) {
-		struct fab_node *n = f->switches[i];
+	for (; sw->it < f->nswitches; sw->it++) {
+		struct fab_node *n = f->switches[sw->it];
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 
 		if (!n->si_valid) {
 			sw->res->lft_errors++;
@@ -1021,12 +1214,8 @@ static int phase_program_lfts(struct sweep *sw)
 			if (r < 0)
 				return r;
 		}
-		r = pace(sw);
-		if (r < 0)
-			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 static void si_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
@@ -1052,14 +1241,17 @@ static int phase_switch_info(struct sweep *sw)
 	struct fabric *f = sw->f;
 	int r;
 
-	for (size_t i = 0; i < f->nswitches; i++) {
-		struct fab_node *n = f->switches[i];
+	for (; sw->it < f->nswitches; sw->it++) {
+		struct fab_node *n = f->switches[sw->it];
 		struct switch_info si;
 		struct set_ctx *sc;
 		struct smp req;
 		const struct fab_node *old;
 		bool known;
 
+		r = sweep_yield(sw);
+		if (r)
+			return r;
 		if (!n->si_valid || !n->lft_len || f->max_lid >= n->si.lft_cap)
 			continue;
 		/*
@@ -1089,8 +1281,7 @@ static int phase_switch_info(struct sweep *sw)
 		if (r < 0)
 			return r;
 	}
-	r = txn_run(sw->smd->txn);
-	return r < 0 ? r : sw->err;
+	return 0;
 }
 
 /* ---- verification and bookkeeping ---- */
@@ -1132,11 +1323,6 @@ static void phase_verify(struct sweep *sw)
 		  res->unrouted == 0 && res->table_errors == 0;
 }
 
-static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
-{
-	return store_lid_lookup(ctx, guid, lid);
-}
-
 /*
  * Routes for the new model. When the fabric only lost cables, switches or
  * endports since the last model, its routes are repaired (route_repair):
@@ -1148,69 +1334,93 @@ static int lookup_lid(void *ctx, uint64_t guid, uint16_t *lid)
  * use the data VLs every cabled port offers, or max_vls; the SL-to-VL
  * tables make its SLs real.
  */
-static int phase_route(struct sweep *sw, struct route_stats *rs)
+static int route_enter(struct sweep *sw)
 {
 	struct smd *smd = sw->smd;
-	struct sweep_result *res = sw->res;
-	struct route_opts ropts = { .max_vls = smd->cfg.max_vls };
-	struct route_attempt att[8];
-	struct route_repair_info info;
-	struct route_result *rres = NULL;
-	struct route_check chk;
-	unsigned int tried = 0;
-	const char *why;
-	double t1 = now_s(), t_compute = 0, t_verify = 0, t;
-	bool acyclic = true, repaired;
-	int used, r;
+	struct sweep_route *rt = &sw->route;
 
-	if (smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
-	    smd->fabric && smd->routes) {
-		r = route_repair(smd->fabric, smd->routes, sw->f, &ropts, rs, &rres, &info);
+	rt->opts.max_vls = smd->cfg.max_vls;
+	snprintf(rt->list, sizeof(rt->list), "%s", smd->cfg.routing_engine);
+	rt->try_repair = smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
+			 smd->fabric && smd->routes;
+	rt->repair_r = 1;
+	return 0;
+}
+
+/*
+ * On the worker. It reads the last model too (repair), which only
+ * sweep_end() replaces, on the loop, after this sweep's phases; the SA
+ * meanwhile reads it as well, and nobody writes it.
+ */
+static int route_work(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	struct sweep_route *rt = &sw->route;
+	struct route_result *rres = NULL;
+	double t1 = now_s(), t;
+
+	if (rt->try_repair) {
+		rt->repair_r = route_repair(smd->fabric, smd->routes, sw->f, &rt->opts, &sw->rs,
+					    &rres, &rt->info);
 		t = now_s();
-		t_compute = t - t1;
-		if (r == 0) {
-			r = route_verify(sw->f, rres, rs, true, &chk, &why);
-			t_verify = now_s() - t;
-			if (r < 0) {
-				log_warn("routing: repaired routes refused (%s); computing them afresh",
-					 why);
+		rt->t_compute = t - t1;
+		if (rt->repair_r == 0) {
+			rt->verify_r = route_verify(sw->f, rres, &sw->rs, true, &rt->chk, &rt->why);
+			rt->t_verify = now_s() - t;
+			if (rt->verify_r < 0) {
 				route_result_free(rres);
 				rres = NULL;
 			}
-		} else if (r == -ESTALE || r == -ENOSPC) {
-			log_info("routing: computing routes afresh: %s", info.why);
-		} else {
-			log_warn("routing: repair failed (%s); computing routes afresh",
-				 strerror(-r));
 		}
 	}
-	repaired = rres != NULL;
+	if (!rres)
+		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
+					      rt->att, 8, &rt->tried);
+	sw->routes = rres;
+	rt->seconds = now_s() - t1;
+	return 0;
+}
+
+static int route_done(struct sweep *sw)
+{
+	struct sweep_result *res = sw->res;
+	struct sweep_route *rt = &sw->route;
+	struct route_stats *rs = &sw->rs;
+	struct route_check chk = rt->chk;
+	double t_compute = rt->t_compute, t_verify = rt->t_verify;
+	bool acyclic = true, repaired = rt->repair_r == 0 && rt->verify_r == 0;
+	const char *engine = sw->smd->routes_engine;
+
+	if (rt->repair_r == 0 && rt->verify_r < 0)
+		log_warn("routing: repaired routes refused (%s); computing them afresh", rt->why);
+	else if (rt->repair_r == -ESTALE || rt->repair_r == -ENOSPC)
+		log_info("routing: computing routes afresh: %s", rt->info.why);
+	else if (rt->repair_r < 0)
+		log_warn("routing: repair failed (%s); computing routes afresh",
+			 strerror(-rt->repair_r));
 	if (repaired) {
-		snprintf(sw->engine, sizeof(sw->engine), "%s", smd->routes_engine);
-		snprintf(res->engine, sizeof(res->engine), "%s, repaired", smd->routes_engine);
+		snprintf(sw->engine, sizeof(sw->engine), "%s", engine);
+		snprintf(res->engine, sizeof(res->engine), "%s, repaired", engine);
 		sw->repairable = true;
 	} else {
-		used = route_compute_list(smd->cfg.routing_engine, sw->f, &ropts, rs, &rres, &chk,
-					  att, 8, &tried);
-		for (unsigned int i = 0; i < tried && i < 8; i++)
-			if (att[i].err)
-				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
+		int used = rt->used;
+
+		for (unsigned int i = 0; i < rt->tried && i < 8; i++)
+			if (rt->att[i].err)
+				log_warn("routing: %s not used: %s", rt->att[i].name, rt->att[i].why);
 		if (used < 0) {
-			sw->routes = rres;
-			log_error("routing (%s) failed: %s", smd->cfg.routing_engine,
-				  strerror(-used));
+			log_error("routing (%s) failed: %s", rt->list, strerror(-used));
 			return used;
 		}
-		snprintf(sw->engine, sizeof(sw->engine), "%s", att[used].name);
-		snprintf(res->engine, sizeof(res->engine), "%s", att[used].name);
-		t_compute = att[used].compute_s;
-		t_verify = att[used].verify_s;
-		acyclic = att[used].acyclic;
-		sw->repairable = att[used].engine->deadlock_free && acyclic;
+		snprintf(sw->engine, sizeof(sw->engine), "%s", rt->att[used].name);
+		snprintf(res->engine, sizeof(res->engine), "%s", rt->att[used].name);
+		t_compute = rt->att[used].compute_s;
+		t_verify = rt->att[used].verify_s;
+		acyclic = rt->att[used].acyclic;
+		sw->repairable = rt->att[used].engine->deadlock_free && acyclic;
 	}
-	sw->routes = rres;
-	sw->vls = route_vls_used(rres);
-	res->t_route = now_s() - t1;
+	sw->vls = route_vls_used(sw->routes);
+	res->t_route = rt->seconds;
 	res->unrouted = rs->unreachable;
 	res->vls = sw->vls;
 	res->vls_budget = rs->vls_budget;
@@ -1226,115 +1436,79 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 		log_info("routing (%s): %u of %u LIDs had routes through what is gone: %" PRIu64
 			 " (switch, LID) routes moved%s, %" PRIu64 " LFT entries changed, in %.3f s "
 			 "(verified in %.3f s); %u of %u VLs, max %u hops, routes per link max %u "
-			 "mean %.1f%s", res->engine, info.lids, rs->lids, info.rerouted,
-			 info.ripped ? " (some LIDs placed anew)" : "", info.changed,
+			 "mean %.1f%s", res->engine, rt->info.lids, rs->lids, rt->info.rerouted,
+			 rt->info.ripped ? " (some LIDs placed anew)" : "", rt->info.changed,
 			 t_compute, t_verify, sw->vls, rs->vls_budget, chk.max_hops,
 			 chk.max_link_routes, chk.mean_link_routes,
 			 rs->unreachable ? ", SOME LIDS UNREACHABLE" : "");
 	if (!acyclic)
 		log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
 			 "graph has a cycle (%u channels)", res->engine, chk.cycle_len);
+	if (rs->unreachable)
+		log_warn("routing: %u (switch, LID) pairs have no route", rs->unreachable);
 	return 0;
 }
 
-int sweep_run(struct smd *smd, struct sweep_result *res)
+/* ---- multicast: trees on the worker, then every switch's MFT (smd/mcast.c) ---- */
+
+static int mcast_enter(struct sweep *sw)
 {
-	struct sweep sw = { .smd = smd, .res = res };
-	const struct txn_stats *ts = txn_stats(smd->txn);
-	struct route_stats rs;
-	struct lid_stats ls;
-	struct fab_port *own;
-	double t0 = now_s(), t1;
-	time_t started = time(NULL);
+	mcast_sweep_prepare(sw->smd, sw->f);
+	return 0;
+}
+
+static int mcast_work(struct sweep *sw)
+{
+	return mc_forest_new(sw->f, sw->routes, &sw->forest);
+}
+
+static int mcast_step(struct sweep *sw)
+{
 	int r;
 
-	memset(res, 0, sizeof(*res));
-	txn_stats_reset(smd->txn);
-	smd->act_count++;
-	r = fabric_new(&sw.f);
-	if (r < 0)
-		return r;
+	if (sw->work_r < 0)
+		return sw->work_r;
+	r = mcast_sweep_step(sw->smd, sw->forest);
+	return r == MCAST_STEP_MORE ? PHASE_MORE : r == MCAST_STEP_WAIT ? PHASE_WAIT : r;
+}
 
-	r = phase_discover(&sw);
-	if (r < 0)
-		goto out;
-	t1 = now_s();
-	res->t_discover = t1 - t0;
-	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
-		 sw.f->nnodes, sw.f->nswitches, res->t_discover, ts->sent);
-	if (smd->elect) {
-		/* IBA 14.4: only the master goes on to program the fabric */
-		own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
-		r = sm_elect(smd, sw.f, own);
-		if (r != 0) {
-			res->standby = r > 0;
-			r = r > 0 ? 0 : r;
-			goto out;
-		}
-	}
+static int mcast_check(struct sweep *sw)
+{
+	return mc_forest_check_cdg(sw->forest, &sw->mc_acyclic);
+}
 
-	{
-		/* LIDs remembered for absent ports stay theirs while space remains */
-		struct lid_reservation *resv = NULL;
-		size_t nresv = 0;
+static int mcast_report(struct sweep *sw)
+{
+	mcast_sweep_report(sw->smd, sw->forest, sw->work_r, sw->mc_acyclic, sw->res);
+	return 0;
+}
 
-		if (smd->store && store_lid_reservations(smd->store, &resv, &nresv) < 0)
-			log_warn("LIDs of absent ports are not reserved in this sweep: %s",
-				 store_errmsg(smd->store));
-		r = lid_assign_reserved(sw.f, (uint8_t)smd->cfg.lmc,
-					smd->store ? lookup_lid : NULL, smd->store, resv, nresv,
-					&ls);
-		free(resv);
-	}
-	if (r < 0) {
-		log_error("LID assignment failed: %s", strerror(-r));
-		goto out;
-	}
-	if (ls.reserved)
-		log_info("LIDs: kept free for %u absent ports", ls.reserved);
-	if (ls.reclaimed)
-		log_warn("LIDs: no free LIDs left, %u new ports took LIDs remembered for absent "
-			 "ports", ls.reclaimed);
-	res->lids = ls.endports;
-	log_info("LIDs: %u endports, %u kept, %u remembered, %u new, %u conflicts resolved",
-		 ls.endports, ls.kept, ls.remembered, ls.fresh, ls.conflicts);
-	own = fabric_port(disc_local_node(sw.disc), disc_local_port(sw.disc));
-	smd->sm_lid = own ? own->lid : 0;
+static int verify_done(struct sweep *sw)
+{
+	struct sweep_result *res = sw->res;
 
-	r = phase_route(&sw, &rs);
-	if (r < 0)
-		goto out;
-	if (rs.unreachable)
-		log_warn("routing: %u (switch, LID) pairs have no route", rs.unreachable);
-
-	t1 = now_s();
-	sw.rereg = smd->cfg.client_reregister && !smd->rereg_done;
-	r = phase_read_pkeys(&sw);
-	if (!r)
-		r = phase_vl_tables(&sw);
-	if (!r)
-		r = phase_configure_ports(&sw);
-	if (!r)
-		r = phase_program_lfts(&sw);
-	if (!r)
-		r = phase_switch_info(&sw);
-	if (!r)
-		r = phase_activate(&sw);
-	if (!r && smd->mcast)
-		r = mcast_sweep(smd, sw.f, sw.routes, res, &sw.forest);
-	if (r < 0)
-		goto out;
-	if (sw.rereg)
-		smd->rereg_done = true;
-	res->t_program = now_s() - t1;
-	phase_verify(&sw);
+	if (sw->rereg)
+		sw->smd->rereg_done = true;
+	res->t_program = (double)(txn_now_us() - sw->t_program) / 1e6;
+	phase_verify(sw);
 	log_info("programmed: %u PortInfo sets, %u LFT blocks sent, %u unchanged; "
 		 "VL tables: %u sent (%u for whole switches), %u unchanged, %u nodes trusted "
 		 "unread", res->port_sets, res->lft_blocks_sent, res->lft_blocks_kept,
 		 res->tables_sent, res->tables_whole, res->tables_kept, res->tables_trusted);
+	return 0;
+}
 
-out:
-	res->seconds = now_s() - t0;
+/* ---- saving: the sweep's record (also of a failed one), then the SA's index ---- */
+
+static int save_enter(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	struct sweep_result *res = sw->res;
+	const struct txn_stats *ts = txn_stats(smd->txn);
+	const struct fab_node *ln = sw->disc ? disc_local_node(sw->disc) : NULL;
+	const struct fab_port *lp = ln ? fabric_port(ln, disc_local_port(sw->disc)) : NULL;
+
+	res->seconds = (double)(txn_now_us() - sw->t0) / 1e6;
 	res->smps = ts->sent;
 	res->timeouts = ts->timeouts;
 	res->retries = ts->retries;
@@ -1345,42 +1519,336 @@ out:
 	if (ts->malformed || ts->unmatched)
 		log_warn("dropped %" PRIu64 " malformed and %" PRIu64 " unmatched MADs",
 			 ts->malformed, ts->unmatched);
-	if (smd->store && !res->standby) {
-		/* A failed sweep is recorded too, without its (partial) fabric */
-		const struct fab_node *ln = sw.disc ? disc_local_node(sw.disc) : NULL;
-		const struct fab_port *lp = ln ? fabric_port(ln, disc_local_port(sw.disc)) : NULL;
-		struct store_sweep ss = {
-			.started = started, .finished = time(NULL), .seconds = res->seconds,
-			.nodes = res->nodes, .switches = res->switches, .cas = res->cas,
-			.ports = res->ports, .links = res->links, .lids = res->lids,
-			.smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
-			.smps_retried = ts->retries, .up = res->up, .err = r,
-			.sm_node_guid = ln ? ln->guid : 0, .sm_port_guid = lp ? lp->guid : 0,
-		};
-		int s = store_save_sweep(smd->store, r == 0 ? sw.f : NULL, &ss);
+	/* A failed sweep is recorded too, without its (partial) fabric */
+	sw->ss = (struct store_sweep){
+		.started = sw->started, .finished = time(NULL), .seconds = res->seconds,
+		.nodes = res->nodes, .switches = res->switches, .cas = res->cas,
+		.ports = res->ports, .links = res->links, .lids = res->lids,
+		.smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
+		.smps_retried = ts->retries, .up = res->up, .err = sw->r,
+		.sm_node_guid = ln ? ln->guid : 0, .sm_port_guid = lp ? lp->guid : 0,
+	};
+	return 0;
+}
 
-		if (s < 0)
-			log_error("saving the sweep to the database failed: %s; %s",
-				  store_errmsg(smd->store), r ? "the failure is not recorded" :
-				  "LIDs and fabric of this sweep are not remembered");
+/* On the worker: the database is the sweep's (mcast_sweep_begin), the model its own */
+static int save_work(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	bool keep = sw->r == 0 && !sw->res->standby;
+
+	if (smd->store && !sw->res->standby)
+		sw->save_r = store_save_sweep(smd->store, keep ? sw->f : NULL, &sw->ss);
+	if (keep && !smd->once)
+		sw->sa_index_r = sa_index_build(sw->f, &sw->sa_index);
+	return 0;
+}
+
+static int save_done(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+
+	if (sw->save_r < 0)
+		log_error("saving the sweep to the database failed: %s; %s",
+			  store_errmsg(smd->store), sw->r ? "the failure is not recorded" :
+			  "LIDs and fabric of this sweep are not remembered");
+	return 0;
+}
+
+/* ---- the sweep ---- */
+
+/*
+ * Every phase of a heavy sweep, in order. A newcomer follows one sweep here:
+ * what each part does is above (enter, work on the worker thread, step, finish).
+ */
+static const struct sweep_phase sweep_phases[] = {
+	/* name          enter           work         step                   finish        flags */
+	{ "discover",    phase_discover, NULL,        NULL,                  discovered,   0 },
+	{ "elect",       elect_enter,    NULL,        NULL,                  elect_done,   ELECT },
+	{ "lids",        NULL,           lids_work,   NULL,                  lids_done,    0 },
+	{ "route",       route_enter,    route_work,  NULL,                  route_done,   0 },
+	{ "pkeys",       pkeys_enter,    NULL,        phase_read_pkeys,      NULL,         0 },
+	{ "vl-tables",   vl_plan_enter,  NULL,        phase_vl_tables,       NULL,         0 },
+	{ "ports",       NULL,           NULL,        phase_configure_ports, NULL,         0 },
+	{ "lfts",        NULL,           NULL,        phase_program_lfts,    NULL,         0 },
+	{ "switch-info", NULL,           NULL,        phase_switch_info,     NULL,         0 },
+	{ "activate",    NULL,           NULL,        phase_activate,        NULL,         0 },
+	{ "mcast",       mcast_enter,    mcast_work,  mcast_step,            NULL,         MCAST },
+	{ "mcast-check", NULL,           mcast_check, NULL,                  mcast_report, MCAST },
+	{ "verify",      NULL,           NULL,        NULL,                  verify_done,  0 },
+	{ "save",        save_enter,     save_work,   NULL,                  save_done,    ALWAYS },
+};
+
+#define NPHASES	(sizeof(sweep_phases) / sizeof(sweep_phases[0]))
+_Static_assert(NPHASES <= SWEEP_PHASES_MAX, "SWEEP_PHASES_MAX too small");
+
+static bool phase_skipped(const struct sweep *sw, const struct sweep_phase *ph)
+{
+	if ((sw->r < 0 || sw->stop) && !(ph->flags & ALWAYS))
+		return true;
+	if ((ph->flags & ELECT) && !sw->smd->elect)
+		return true;
+	return (ph->flags & MCAST) && !sw->smd->mcast;
+}
+
+static void sweep_fail(struct sweep *sw, int r)
+{
+	if (!sw->r)
+		sw->r = r;
+}
+
+/* The worker thread runs the phase's work part; the loop then clears computing */
+static void sweep_work(void *arg)
+{
+	struct sweep *sw = arg;
+
+	sw->work_r = sweep_phases[sw->phase].work(sw);
+}
+
+static void sweep_work_done(void *arg)
+{
+	struct sweep *sw = arg;
+
+	sw->computing = false;
+}
+
+static void log_phase_times(const struct sweep *sw)
+{
+	char buf[512];
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < NPHASES && off < sizeof(buf); i++) {
+		int n;
+
+		if (sw->phase_s[i] < 0)
+			continue;
+		n = snprintf(buf + off, sizeof(buf) - off, "%s%s %.3f s", off ? ", " : "",
+			     sweep_phases[i].name, sw->phase_s[i]);
+		if (n < 0)
+			break;
+		off += (size_t)n;
 	}
-	/* Drain anything a failed phase left in flight before freeing the model */
-	txn_run(smd->txn);
-	disc_free(sw.disc);
-	if (r == 0 && !res->standby) {
+	log_info("sweep phases: %s; %.3f s in all", buf,
+		 (double)(txn_now_us() - sw->t0) / 1e6);
+}
+
+/* The last phase is through: the new model replaces the last one, or is dropped */
+static int sweep_end(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+
+	log_phase_times(sw);
+	log_record(NULL);
+	sw->ended = true;
+	disc_free(sw->disc);
+	sw->disc = NULL;
+	sw->elect = sm_election_free(sw->elect);
+	if (sw->r == 0 && !sw->res->standby) {
 		route_result_free(smd->routes);
 		fabric_free(smd->fabric);
-		smd->fabric = sw.f;
-		smd->routes = sw.routes;
-		smd->routes_repairable = sw.repairable;
-		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw.engine);
-		memcpy(smd->vlarb, sw.vlarb, sizeof(smd->vlarb));
-		if (smd->mcast)
-			mcast_adopt(smd, sw.forest);
+		smd->fabric = sw->f;
+		smd->routes = sw->routes;
+		sw->f = NULL;
+		sw->routes = NULL;
+		smd->routes_repairable = sw->repairable;
+		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw->engine);
+		memcpy(smd->vlarb, sw->vlarb, sizeof(smd->vlarb));
+		mcast_sweep_end(smd, sw->forest);
+		sw->forest = NULL;
 	} else {
-		mc_forest_free(sw.forest);
-		route_result_free(sw.routes);
-		fabric_free(sw.f);
+		mcast_sweep_end(smd, NULL);
 	}
-	return r;
+	return sw->r;
+}
+
+int sweep_advance(struct sweep *sw)
+{
+	struct txn *txn = sw->smd->txn;
+	bool moved = false;
+
+	if (sw->abandoned)
+		return SWEEP_WAITING;
+	while (sw->phase < NPHASES) {
+		const struct sweep_phase *ph = &sweep_phases[sw->phase];
+		bool run = sw->r == 0 || (ph->flags & ALWAYS);
+		size_t queued;
+		int r;
+
+		if (sw->computing)
+			return moved ? SWEEP_MOVED : SWEEP_WAITING;
+		switch (sw->stage) {
+		case ST_ENTER:
+			sw->phase_s[sw->phase] = -1;
+			if (phase_skipped(sw, ph)) {
+				sw->phase++;
+				continue;
+			}
+			log_debug("sweep: phase %s", ph->name);
+			sw->phase_t0 = txn_now_us();
+			sw->it = 0;
+			sw->work_r = 0;
+			sw->stage = ST_WORK;
+			moved = true;
+			r = ph->enter ? ph->enter(sw) : 0;
+			if (r < 0) {
+				sweep_fail(sw, r);
+				sw->stage = ST_IDLE;
+			}
+			break;
+		case ST_WORK:
+			sw->stage = ST_STEP;
+			if (!ph->work || !run)
+				break;
+			r = loop_work(sw->smd->loop, sweep_work, sweep_work_done, sw);
+			if (r < 0)
+				sw->work_r = r;
+			else
+				sw->computing = true;
+			break;
+		case ST_STEP:
+			if (sw->err)
+				sweep_fail(sw, sw->err);
+			if (!ph->step || !(sw->r == 0 || (ph->flags & ALWAYS))) {
+				sw->stage = ST_IDLE;
+				break;
+			}
+			queued = txn_queued(txn);
+			sw->step_t0 = txn_now_us();
+			r = ph->step(sw);
+			moved |= txn_queued(txn) > queued;
+			if (r == PHASE_WAIT)
+				return moved ? SWEEP_MOVED : SWEEP_WAITING;
+			if (r == PHASE_MORE) {
+				/* Time is up, work is left: go on after the loop looked around */
+				loop_kick(sw->smd->loop);
+				return SWEEP_MOVED;
+			}
+			if (r < 0)
+				sweep_fail(sw, r);
+			sw->stage = ST_IDLE;
+			break;
+		case ST_IDLE:
+			/* Every answer in: callbacks reference this sweep's model */
+			if (!txn_idle(txn))
+				return moved ? SWEEP_MOVED : SWEEP_WAITING;
+			if (sw->err)
+				sweep_fail(sw, sw->err);
+			sw->stage = ST_FINISH;
+			break;
+		case ST_FINISH:
+			r = 0;
+			if (ph->finish && (sw->r == 0 || (ph->flags & ALWAYS))) {
+				r = ph->finish(sw);
+				moved = true;
+				if (r == PHASE_MORE) {
+					sw->stage = ST_IDLE;	/* more answers to wait for */
+					break;
+				}
+			}
+			if (r == PHASE_STOP)
+				sw->stop = true;
+			else if (r < 0)
+				sweep_fail(sw, r);
+			sw->phase_s[sw->phase] = (double)(txn_now_us() - sw->phase_t0) / 1e6;
+			sw->phase++;
+			sw->stage = ST_ENTER;
+			break;
+		}
+	}
+	return sweep_end(sw);
+}
+
+int sweep_start(struct smd *smd, struct sweep_result *res, struct sweep **out)
+{
+	struct sweep *sw;
+	int r;
+
+	*out = NULL;
+	memset(res, 0, sizeof(*res));
+	sw = calloc(1, sizeof(*sw));
+	if (!sw)
+		return -ENOMEM;
+	sw->smd = smd;
+	sw->res = res;
+	sw->t0 = txn_now_us();
+	sw->started = time(NULL);
+	r = fabric_new(&sw->f);
+	if (r < 0) {
+		free(sw);
+		return r;
+	}
+	txn_stats_reset(smd->txn);
+	smd->act_count++;
+	mcast_sweep_begin(smd);
+	log_record(&sw->problems);
+	*out = sw;
+	return 0;
+}
+
+void sweep_abandon(struct sweep *sw)
+{
+	sw->abandoned = true;
+	if (!sw->err)
+		sw->err = -ECANCELED;
+	/* A save on the worker commits nothing now: the database stays as it was */
+	if (sw->computing && sweep_phases[sw->phase].work == save_work)
+		store_interrupt(sw->smd->store);
+}
+
+bool sweep_computing(const struct sweep *sw)
+{
+	return sw->computing;
+}
+
+const struct log_record *sweep_problems(const struct sweep *sw)
+{
+	return &sw->problems;
+}
+
+struct sa_index *sweep_take_sa_index(struct sweep *sw, int *err)
+{
+	struct sa_index *ix = sw->sa_index;
+
+	*err = sw->sa_index_r;
+	sw->sa_index = NULL;
+	return ix;
+}
+
+struct sweep *sweep_free(struct sweep *sw)
+{
+	if (!sw)
+		return NULL;
+	if (!sw->ended) {
+		/* Abandoned: nothing swapped, nothing saved */
+		log_record(NULL);
+		mcast_sweep_end(sw->smd, NULL);
+	}
+	disc_free(sw->disc);
+	sm_election_free(sw->elect);
+	mc_forest_free(sw->forest);
+	route_result_free(sw->routes);
+	fabric_free(sw->f);
+	sa_index_free(sw->sa_index);
+	free(sw);
+	return NULL;
+}
+
+void sweep_progress(const struct sweep *sw, struct sweep_progress *p)
+{
+	const struct txn_stats *ts = txn_stats(sw->smd->txn);
+	uint64_t now = txn_now_us();
+	unsigned int i = sw->phase < NPHASES ? sw->phase : NPHASES - 1;
+
+	memset(p, 0, sizeof(*p));
+	p->kind = "heavy";
+	p->phase = sweep_phases[i].name;
+	p->phase_no = i + 1;
+	p->phases = NPHASES;
+	p->seconds = (double)(now - sw->t0) / 1e6;
+	p->phase_seconds = (double)(now - sw->phase_t0) / 1e6;
+	p->smps_sent = ts->sent;
+	p->smps_done = ts->answered + ts->failed + ts->cancelled;
+	p->smps_waiting = txn_queued(sw->smd->txn) + txn_outstanding(sw->smd->txn);
+	p->smps_inflight = txn_outstanding(sw->smd->txn);
+	p->computing = sw->computing;
 }

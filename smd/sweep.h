@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * One sweep as a pipeline of phases: discover, assign LIDs, route,
- * configure ports (LIDs, MTU, VLs; INIT -> ARMED), program LFTs and
- * SwitchInfo, activate (ARMED -> ACTIVE), verify, save.
+ * One heavy sweep as a list of phases (sweep_phases[] in sweep.c): discover,
+ * elect, assign LIDs, route, read P_Keys, VL tables, configure ports (LIDs,
+ * MTU, VLs; INIT -> ARMED), program LFTs and SwitchInfo, activate (ARMED ->
+ * ACTIVE), multicast, verify, save. It never waits: the event loop moves it
+ * on (sweep_advance) and its CPU-long parts run on the worker thread.
  */
 #ifndef SMD_SWEEP_H
 #define SMD_SWEEP_H
@@ -48,6 +50,51 @@ struct sweep_result {
 	struct disc_dup dups[SWEEP_DUPS_MAX];
 };
 
-int sweep_run(struct smd *smd, struct sweep_result *res);
+#define SWEEP_PHASES_MAX	24
+
+/* Where a running sweep is, for smctl status and STATUS= */
+struct sweep_progress {
+	const char *kind;		/* "heavy" or "light" */
+	const char *phase;		/* the phase running */
+	unsigned int phase_no, phases;	/* its place in the list (from 1), the list's length */
+	double seconds, phase_seconds;	/* since the sweep, the phase started */
+	uint64_t smps_sent;		/* transmissions so far, retries included */
+	uint64_t smps_done;		/* requests answered or given up */
+	uint64_t smps_waiting;		/* requests submitted and not done: queued + in flight */
+	unsigned int smps_inflight;	/* ... of them sent, waiting for an answer */
+	bool computing;			/* the phase computes on the worker thread */
+};
+
+/*
+ * Start a heavy sweep into res (its phases run from sweep_advance). The
+ * transaction layer's counters restart with it.
+ */
+int sweep_start(struct smd *smd, struct sweep_result *res, struct sweep **out);
+/*
+ * Move the sweep on, from the event loop, whenever SMPs were answered, its
+ * work finished on the worker thread, or a step asked to go on (loop_kick):
+ * SWEEP_WAITING (nothing to do before the next event), SWEEP_MOVED (it
+ * queued SMPs or changed phase: dispatch, then call again), or, once it has
+ * ended, its outcome: 0 (res says how) or -errno. The new model then is
+ * smd->fabric, or the last one stays (failure, standby).
+ */
+#define SWEEP_WAITING	1
+#define SWEEP_MOVED	2
+int sweep_advance(struct sweep *sw);
+/*
+ * Abandon it (shutdown): nothing more is submitted or swapped in, and a save
+ * running on the worker commits nothing. Then cancel its SMPs
+ * (txn_cancel_all), wait until sweep_computing() is false, and free it.
+ */
+void sweep_abandon(struct sweep *sw);
+bool sweep_computing(const struct sweep *sw);
+/* The warnings and errors logged while it ran (smctl status lists them) */
+const struct log_record *sweep_problems(const struct sweep *sw);
+/* The SA's index of the new model, built on the worker (NULL: none; *err says why) */
+struct sa_index;
+struct sa_index *sweep_take_sa_index(struct sweep *sw, int *err);
+/* Returns NULL; never while its work runs on the worker thread */
+struct sweep *sweep_free(struct sweep *sw);
+void sweep_progress(const struct sweep *sw, struct sweep_progress *p);
 
 #endif

@@ -1,0 +1,1156 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's flow: the event loop, the one place smd waits. Every input
+ * is an sd-event source, and no handler computes for long:
+ *  - MADs: the umad descriptor (epoll), or, under the simulator whose fake
+ *    descriptor epoll refuses, an idle timer that polls it at most 50 ms at
+ *    a time; the transaction layer's next deadline (txn_timer); and a kick
+ *    for a sweep step that used its time slice. Each runs loop_pump():
+ *    complete SMPs, serve SA requests and traps, move the running sweep on,
+ *    send what it queued;
+ *  - the worker thread's eventfd: a sweep's CPU-long part (routing, the
+ *    multicast trees, saving, the SA's index of the new model) is done;
+ *  - the control socket (smd/control.c), SIGTERM/SIGINT/SIGHUP, the
+ *    watchdog, the sweep, SM-poll, readiness and progress timers.
+ *
+ * One round of sweeping (the sweep timer: periodic, smctl resweep, traps):
+ *   round_start -> [light sweep] -> light_done -> [heavy sweep] -> heavy_done
+ *   -> round_end, each step started from the handler that saw the last one
+ * end; the heavy sweep's phases are in smd/sweep.c. While a round runs,
+ * the SA answers from the last complete model, smctl status shows the
+ * progress, SIGHUP waits for the round's end, SIGTERM abandons it.
+ *
+ * SM state changes run the entry actions of sm_enter[] (below) from
+ * sm_set_state() itself, whatever made them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "smd/control.h"
+#include "smd/light.h"
+#include "smd/log.h"
+#include "smd/loop.h"
+#include "smd/mcast.h"
+#include "smd/smd.h"
+#include "smd/sweep.h"
+#include "smd/trap.h"
+#include "topo/route.h"
+
+/* Longest the simulator's MAD descriptor is polled at a time */
+#define LOOP_POLL_MS		50
+/* ... while the worker computes: its end is seen on another descriptor */
+#define LOOP_POLL_WORK_MS	2
+/* How long loop_pump may go on before the other sources get their turn */
+#define LOOP_SLICE_US		20000
+/* A handler that runs longer than this is counted (smctl status) */
+#define LOOP_SLOW_US		100000
+/* SIGTERM: how long the worker may take to finish before smd leaves without it */
+#define LOOP_STOP_WAIT_MS	1000
+
+enum round { ROUND_IDLE, ROUND_LIGHT, ROUND_HEAVY };
+
+struct loop {
+	struct smd *smd;
+	const struct loop_ops *ops;
+	sd_event *ev;
+	sd_event_source *mad_io;	/* the MAD descriptor, when epoll takes it */
+	sd_event_source *poll_timer;	/* else: polled from an idle timer */
+	sd_event_source *txn_timer;	/* the next SMP deadline (with mad_io) */
+	sd_event_source *kick;		/* go on with a sweep step that yielded */
+	sd_event_source *work_io;	/* the worker's eventfd */
+	sd_event_source *sweep_timer;
+	sd_event_source *sm_timer;	/* standby: the next poll of the master */
+	sd_event_source *ready_timer;	/* READY=1 at the latest after ready_timeout */
+	sd_event_source *watchdog;	/* WATCHDOG=1 every quarter of WatchdogSec */
+	sd_event_source *progress;	/* STATUS= every second while a round runs */
+	sd_event_source *sig[3];
+	uint64_t watchdog_usec;
+	/* The worker: one job at a time */
+	int work_fd;
+	pthread_t worker;
+	bool working;
+	void (*work_fn)(void *arg);
+	void (*work_done)(void *arg);
+	void *work_arg;
+	/* The round */
+	enum round round;
+	bool light_decides;		/* the light sweep decides whether a heavy one follows */
+	bool again;			/* a round was asked for while one ran */
+	bool reload;			/* SIGHUP came while a round ran */
+	int once_r;			/* --once: the sweep's outcome */
+	/* What the loop looks like from outside */
+	const char *what;		/* the handler running, for the slow-handler count */
+	bool ready;			/* READY=1 sent */
+	bool ready_timed_out;
+	char status[512];		/* the last STATUS= sent */
+	struct sweep_result *once_res;	/* --once: where the result goes */
+	struct sweep_result res;	/* the heavy sweep running */
+	struct sweep_result last, model;	/* behind smd->stats.last and .model */
+	struct light_result light;	/* behind smd->stats.light */
+	struct light_result light_res;	/* the light sweep running */
+	/* Left to a worker still computing at shutdown (loop_stop) */
+	struct sweep *left_sweep;
+	struct fabric *left_fabric;
+	struct route_result *left_routes;
+	struct store *left_store;
+};
+
+static void loop_pump(struct loop *lp);
+static void round_end(struct loop *lp);
+
+static bool sweeping_state(const struct smd *smd)
+{
+	return smd->sm_state == SM_MASTER || smd->sm_state == SM_DISCOVERING;
+}
+
+static void print_summary(const struct sweep_result *res)
+{
+	printf("smd: subnet %s: %u nodes (%u switches, %u CAs), %u ports, %u LIDs, "
+	       "%" PRIu64 " SMPs (%" PRIu64 " timed out, %" PRIu64 " unanswered), %.2f s\n",
+	       res->up ? "UP" : "NOT UP", res->nodes, res->switches, res->cas, res->ports,
+	       res->lids, res->smps, res->timeouts, res->failed, res->seconds);
+	fflush(stdout);
+}
+
+/* ---- readiness, STATUS=, watchdog ---- */
+
+/*
+ * READY=1 once the first sweep brought the subnet up, or this SM is not
+ * the one to bring it up (standby, not active), or ready_timeout passed
+ * (STATUS= then says what is wrong); with ready_timeout 0, after the first
+ * sweep whatever its outcome. Until then systemd holds back the units
+ * ordered after smd.
+ */
+static bool ready_now(const struct loop *lp)
+{
+	const struct smd *smd = lp->smd;
+	const struct smd_stats *st = &smd->stats;
+
+	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE)
+		return true;
+	if (!st->last)
+		return false;
+	if (!st->last_err && st->last->up)
+		return true;
+	return lp->ready_timed_out || !smd->cfg.ready_timeout;
+}
+
+/* STATUS= after every sweep, SM state change and second of a round; READY=1 when due */
+static void notify_status(struct loop *lp)
+{
+	char buf[sizeof(lp->status)];
+
+	if (lp->smd->once)
+		return;
+	control_summary(lp->smd, buf, sizeof(buf));
+	if (!lp->ready && ready_now(lp)) {
+		lp->ready = true;
+		sd_notifyf(0, "READY=1\nSTATUS=%s", buf);
+	} else if (strcmp(buf, lp->status)) {
+		sd_notifyf(0, "STATUS=%s", buf);
+	}
+	memcpy(lp->status, buf, sizeof(buf));
+}
+
+static int on_ready_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+	char buf[sizeof(lp->status)];
+
+	lp->what = "readiness timer";
+	lp->ready_timed_out = true;
+	if (lp->ready)
+		return 0;
+	control_summary(lp->smd, buf, sizeof(buf));
+	log_warn("the subnet is not up %u s after start; telling systemd smd is ready anyway: %s",
+		 lp->smd->cfg.ready_timeout, buf);
+	lp->ready = true;
+	sd_notifyf(0, "READY=1\nSTATUS=subnet not up after %u s: %s", lp->smd->cfg.ready_timeout,
+		   buf);
+	memcpy(lp->status, buf, sizeof(buf));
+	return 0;
+}
+
+/*
+ * WATCHDOG=1 every quarter of WatchdogSec (WATCHDOG_USEC, when it is for
+ * this process): a loop that answers within 100 ms always makes it in half
+ * the period. sd-event's own watchdog pings between 1/2 and 3/4 of it.
+ */
+static int on_watchdog(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "watchdog";
+	sd_notify(0, "WATCHDOG=1");
+	sd_event_source_set_time(s, usec + lp->watchdog_usec);
+	return sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+static int on_progress(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "progress timer";
+	notify_status(lp);
+	sd_event_source_set_time(s, usec + 1000000);
+	return sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+/* ---- timers ---- */
+
+/* Sweep in usec from now, unless a sweep is already due sooner */
+static int arm_timer(struct loop *lp, uint64_t usec)
+{
+	uint64_t now, due;
+	int enabled = SD_EVENT_OFF;
+
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_get_enabled(lp->sweep_timer, &enabled);
+	if (enabled != SD_EVENT_OFF && sd_event_source_get_time(lp->sweep_timer, &due) >= 0 &&
+	    due <= now + usec)
+		return 0;
+	sd_event_source_set_time(lp->sweep_timer, now + usec);
+	return sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_ONESHOT);
+}
+
+static void arm_sm_timer(struct loop *lp)
+{
+	uint64_t now;
+
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(lp->sm_timer,
+				 now + (uint64_t)lp->smd->cfg.sm_poll_interval * 1000000u);
+	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_ONESHOT);
+}
+
+/* Changes traps reported inside their sources' hold-off: a sweep when it ends */
+static void arm_trap_due(struct loop *lp)
+{
+	uint64_t due = trap_due(lp->smd->trapt), now = txn_now_us();
+
+	if (due && sweeping_state(lp->smd) && lp->round == ROUND_IDLE)
+		arm_timer(lp, due > now ? due - now : 0);
+}
+
+/* The transaction layer's next deadline, when no poll timer looks anyway */
+static void arm_txn_timer(struct loop *lp)
+{
+	int ms;
+	uint64_t now;
+
+	if (!lp->txn_timer)
+		return;
+	ms = txn_next_timeout_ms(lp->smd->txn);
+	if (ms < 0) {
+		sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(lp->txn_timer, now + (uint64_t)ms * 1000u);
+	sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_ONESHOT);
+}
+
+void loop_kick(struct loop *lp)
+{
+	sd_event_source_set_enabled(lp->kick, SD_EVENT_ONESHOT);
+}
+
+/* ---- the worker thread ---- */
+
+static void *worker_main(void *arg)
+{
+	struct loop *lp = arg;
+	uint64_t one = 1;
+
+	lp->work_fn(lp->work_arg);
+	/* The loop joins the thread when it sees this */
+	while (write(lp->work_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+		;
+	return NULL;
+}
+
+int loop_work(struct loop *lp, void (*fn)(void *arg), void (*done)(void *arg), void *arg)
+{
+	int r;
+
+	if (lp->working)
+		return -EBUSY;
+	lp->work_fn = fn;
+	lp->work_done = done;
+	lp->work_arg = arg;
+	/* It inherits this thread's signal mask: the signals stay the loop's */
+	r = pthread_create(&lp->worker, NULL, worker_main, lp);
+	if (r)
+		return -r;
+	lp->working = true;
+	return 0;
+}
+
+/* The worker finished: join it (it is about to return) */
+static bool work_reap(struct loop *lp)
+{
+	uint64_t v;
+
+	if (read(lp->work_fd, &v, sizeof(v)) < 0 || !lp->working)
+		return false;
+	pthread_join(lp->worker, NULL);
+	lp->working = false;
+	return true;
+}
+
+static int on_work_done(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "worker done";
+	if (work_reap(lp)) {
+		lp->work_done(lp->work_arg);
+		loop_pump(lp);
+	}
+	return 0;
+}
+
+/* Shutdown: wait up to ms for the worker; false when it is still computing */
+static bool work_wait(struct loop *lp, int ms)
+{
+	struct pollfd pfd = { .fd = lp->work_fd, .events = POLLIN };
+
+	if (!lp->working)
+		return true;
+	if (poll(&pfd, 1, ms) <= 0)
+		return false;
+	return work_reap(lp);
+}
+
+/* ---- the SA, between sweeps ---- */
+
+/*
+ * After every completed sweep the SA moves to the new model (the old one
+ * is gone); it starts answering once a sweep has brought the subnet up.
+ * ix: the new model's index, built on the worker (NULL: build it here).
+ */
+static void sa_serve(struct smd *smd, const struct sweep_result *res, struct sa_index *ix,
+		     int ix_err)
+{
+	struct sa_env *env = &smd->sa_env;
+	bool serving = smd->sa_serving || res->up;
+	int r;
+
+	env->sm_lid = smd->sm_lid;
+	env->act_count = smd->act_count;
+	/* The other SMs the election saw, with the LIDs this sweep gave them */
+	env->nsms = 0;
+	for (size_t i = 0; i < smd->npeers && smd->fabric; i++) {
+		const struct sm_peer *p = &smd->peers[i];
+		const struct fab_node *n = fabric_find(smd->fabric, p->node_guid);
+		const struct fab_port *fp = n ? fabric_port(n, p->port_num) : NULL;
+
+		if (p->foreign)
+			continue;	/* not an SM of this subnet */
+		smd->sa_sms[env->nsms++] = (struct sa_sm){
+			.lid = fp ? fp->lid : 0,
+			.si = { .guid = p->guid, .act_count = p->act_count,
+				.priority = p->priority, .sm_state = p->state },
+		};
+	}
+	env->sms = smd->sa_sms;
+	if (!serving) {
+		sa_index_free(ix);
+		r = sa_update(smd->sa, NULL, smd->routes);
+	} else if (ix) {
+		r = sa_update_index(smd->sa, smd->fabric, smd->routes, ix);
+	} else {
+		r = ix_err < 0 ? ix_err : sa_update(smd->sa, smd->fabric, smd->routes);
+	}
+	if (r >= 0 && smd->mcast)
+		sa_set_mcast(smd->sa, mcast_db(smd), serving ? mcast_forest(smd) : NULL);
+	if (r < 0) {
+		log_error("SA: cannot index the new model (%s); not answering", strerror(-r));
+		sa_update(smd->sa, NULL, NULL);
+		serving = false;
+	}
+	if (serving && !smd->sa_serving)
+		log_info("SA: answering queries");
+	smd->sa_serving = serving;
+}
+
+/* Unsolicited MADs, from the transaction layer: SA requests, SMInfo, traps */
+static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
+{
+	struct smd *smd = arg;
+	uint8_t mclass, method;
+
+	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
+		return;
+	if (mclass == MAD_CLASS_SA) {
+		sa_handle(smd->sa, mad, len, from);
+		return;
+	}
+	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
+	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
+		sm_handle_sminfo(smd, mad, len, from);
+		return;
+	}
+	/* Which traps make smd look again, from whom, how often: smd/trap.h */
+	if (method == MAD_METHOD_TRAP)
+		trap_handle(smd, mad, len, from);
+}
+
+/* ---- SM state entry actions (IBA 14.4), run by sm_set_state() ---- */
+
+/* Leaving MASTER stops the SA: the subnet is another SM's now */
+static void leave_master(struct loop *lp, enum sm_state from)
+{
+	struct smd *smd = lp->smd;
+
+	if (from != SM_MASTER || !smd->sa_serving)
+		return;
+	sa_update(smd->sa, NULL, NULL);
+	smd->sa_serving = false;
+	log_info("SA: not answering (this SM is no longer master)");
+}
+
+/* A round that runs sets the sweep timer itself when it ends */
+static void sweep_soon(struct loop *lp)
+{
+	if (lp->round == ROUND_IDLE)
+		arm_timer(lp, 0);
+}
+
+static void enter_not_active(struct smd *smd, enum sm_state from)
+{
+	struct loop *lp = smd->loop;
+
+	leave_master(lp, from);
+	sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
+	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+	control_sweep_cancel(smd->control, "this SM became NOT-ACTIVE");
+	notify_status(lp);
+}
+
+static void enter_discovering(struct smd *smd, enum sm_state from)
+{
+	struct loop *lp = smd->loop;
+
+	leave_master(lp, from);
+	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+	sweep_soon(lp);
+	notify_status(lp);
+}
+
+static void enter_standby(struct smd *smd, enum sm_state from)
+{
+	struct loop *lp = smd->loop;
+
+	leave_master(lp, from);
+	sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
+	arm_sm_timer(lp);
+	control_sweep_cancel(smd->control, "this SM became STANDBY");
+	notify_status(lp);
+}
+
+static void enter_master(struct smd *smd, enum sm_state from)
+{
+	struct loop *lp = smd->loop;
+
+	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+	if (smd->resweep)
+		sweep_soon(lp);		/* a handover: the subnet is this SM's now */
+	notify_status(lp);
+}
+
+static const struct sm_actions sm_enter = {
+	.enter = {
+		[SM_NOT_ACTIVE] = enter_not_active,
+		[SM_DISCOVERING] = enter_discovering,
+		[SM_STANDBY] = enter_standby,
+		[SM_MASTER] = enter_master,
+	},
+};
+
+/* ---- one round: a light sweep, a heavy sweep, or both ---- */
+
+/*
+ * What the next sweep must be: heavy (rediscover, route, program) after a
+ * trap, a request, or before the first model; otherwise a light sweep
+ * decides. Returns the reason for a heavy sweep, NULL for a light one.
+ */
+static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
+{
+	if (!smd->fabric)
+		return "no model of the fabric yet";
+	if (smd->sm_state != SM_MASTER)
+		return "SM election";
+	if (smd->traps) {
+		snprintf(buf, len, "%u trap%s", smd->traps, smd->traps == 1 ? "" : "s");
+		return buf;
+	}
+	if (smd->resweep_heavy)
+		return "requested";
+	if (smd->resweep)
+		return "the fabric changed";
+	if (trap_due(smd->trapt) && txn_now_us() >= trap_due(smd->trapt))
+		return "traps held back by their sources' hold-off";
+	if (smd->last_sweep_down)
+		return "the last sweep left the subnet not up";
+	return NULL;
+}
+
+static void heavy_done(struct loop *lp, int r);
+
+static void heavy_start(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	int r;
+
+	/* Asked for (SIGHUP, smctl resweep --heavy): routes computed afresh too */
+	smd->route_full = smd->resweep_heavy;
+	smd->resweep = smd->resweep_heavy = false;
+	smd->traps = 0;
+	trap_sweep_started(smd->trapt);
+	smd->heavy_sweeps++;
+	lp->round = ROUND_HEAVY;
+	r = sweep_start(smd, &lp->res, &smd->sweep);
+	if (r < 0) {
+		memset(&lp->res, 0, sizeof(lp->res));
+		heavy_done(lp, r);
+	}
+}
+
+static void heavy_done(struct loop *lp, int r)
+{
+	struct smd *smd = lp->smd;
+	struct smd_stats *st = &smd->stats;
+	struct sweep_result *res = &lp->res;
+	struct sa_index *ix = NULL;
+	int ix_err = 0;
+
+	if (smd->sweep) {
+		/* The sweep's warnings and errors are what smctl status lists */
+		st->problems = *sweep_problems(smd->sweep);
+		ix = sweep_take_sa_index(smd->sweep, &ix_err);
+		smd->sweep = sweep_free(smd->sweep);
+	}
+	if (r < 0)
+		log_error("sweep failed: %s", strerror(-r));
+	smd->last_sweep_down = r < 0 || (!res->standby && !res->up);
+	st->light_only = false;
+	st->last_end = time(NULL);
+	st->last_err = r < 0 ? r : 0;
+	st->smps_sent += res->smps;
+	st->smps_timed_out += res->timeouts;
+	st->smps_lost += res->failed;
+	lp->last = *res;
+	st->last = &lp->last;
+	if (smd->once) {
+		lp->once_r = r;
+		*lp->once_res = *res;
+		if (r == 0)
+			print_summary(res);
+	} else if (r < 0) {
+		/* the model (and what check-routes shows) stays the previous one */
+	} else if (res->standby) {
+		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
+		       smd->master.guid, smd->master.priority);
+		fflush(stdout);
+	} else {
+		lp->model = *res;
+		st->model = &lp->model;
+		st->model_sweep = smd->heavy_sweeps;
+		st->model_end = st->last_end;
+		sa_serve(smd, res, ix, ix_err);
+		ix = NULL;
+		print_summary(res);
+	}
+	sa_index_free(ix);
+	round_end(lp);
+}
+
+/* The light sweep's answers are all in: the subnet unchanged, or a heavy sweep */
+static void light_finished(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	struct light_result *lr = &lp->light_res;
+	bool changed;
+	int r;
+
+	r = light_end(smd->light);
+	smd->light = NULL;
+	lp->light = *lr;
+	smd->stats.light = &lp->light;
+	smd->stats.light_end = time(NULL);
+	if (r < 0) {
+		snprintf(lr->reason, sizeof(lr->reason), "light sweep failed (%s)", strerror(-r));
+		changed = true;
+	} else {
+		/* Idle ones log at debug only */
+		log_debug("light sweep %" PRIu64 ": %u switches, %u PortStateChange, %u silent, "
+			  "%u reset; %" PRIu64 " SMPs (%u Sets), %.3f s", smd->light_sweeps,
+			  lr->switches, lr->changed, lr->silent, lr->differ, lr->smps, lr->sets,
+			  lr->seconds);
+		changed = light_changed(lr);
+	}
+	if (!lp->light_decides) {
+		heavy_start(lp);
+	} else if (changed) {
+		log_info("light sweep: %s: heavy sweep", lr->reason);
+		heavy_start(lp);
+	} else {
+		smd->stats.light_only = true;
+		round_end(lp);
+	}
+}
+
+/*
+ * A light sweep. decides: it says whether a heavy sweep follows; else it
+ * only clears PortStateChange on the known switches before a heavy sweep,
+ * so that a change during that sweep is still flagged afterwards.
+ */
+static void light_begin(struct loop *lp, bool decides)
+{
+	struct smd *smd = lp->smd;
+	int r;
+
+	smd->light_sweeps++;
+	lp->round = ROUND_LIGHT;
+	lp->light_decides = decides;
+	r = light_start(smd, &lp->light_res, &smd->light);
+	if (r < 0) {
+		log_warn("light sweep failed (%s): heavy sweep", strerror(-r));
+		heavy_start(lp);
+	}
+}
+
+static void round_start(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	const char *why;
+	char buf[64];
+
+	/* Only a master (or an SM about to elect one) sweeps */
+	if (!sweeping_state(smd)) {
+		smd->resweep = smd->resweep_heavy = false;
+		smd->traps = 0;
+		return;
+	}
+	smd->stats.rounds++;
+	lp->again = false;
+	sd_event_source_set_time_relative(lp->progress, 1000000);
+	sd_event_source_set_enabled(lp->progress, SD_EVENT_ON);
+	why = heavy_reason(smd, buf, sizeof(buf));
+	if (!why) {
+		light_begin(lp, true);
+	} else {
+		log_info("heavy sweep: %s", why);
+		if (smd->fabric && smd->sm_state == SM_MASTER)
+			light_begin(lp, false);
+		else
+			heavy_start(lp);
+	}
+	loop_pump(lp);
+}
+
+static void round_end(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+
+	lp->round = ROUND_IDLE;
+	sd_event_source_set_enabled(lp->progress, SD_EVENT_OFF);
+	if (smd->once) {
+		sd_event_exit(lp->ev, 0);
+		return;
+	}
+	control_sweep_done(smd->control);
+	notify_status(lp);
+	/* Joins and leaves that waited for the sweep */
+	mcast_run(smd);
+	if (lp->reload) {
+		/* SIGHUP during the round: the new configuration, and a sweep with it */
+		lp->reload = false;
+		lp->ops->reload(smd);
+		smd->resweep_heavy = true;
+		lp->again = true;
+	}
+	if (!sweeping_state(smd))
+		;			/* a standby polls instead (enter_standby) */
+	else if (lp->again)
+		arm_timer(lp, 0);	/* asked for while this round ran */
+	else if (smd->resweep)
+		arm_timer(lp, 100000);	/* a trap came in during the sweep */
+	else if (smd->cfg.sweep_interval)
+		arm_timer(lp, (uint64_t)smd->cfg.sweep_interval * 1000000u);
+	arm_trap_due(lp);
+}
+
+/* Whatever moved the round on: true when the transaction layer has work to send */
+static bool round_advance(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	int r;
+
+	switch (lp->round) {
+	case ROUND_LIGHT:
+		if (!light_done(smd->light))
+			return false;
+		light_finished(lp);
+		return true;
+	case ROUND_HEAVY:
+		r = sweep_advance(smd->sweep);
+		if (r == SWEEP_WAITING)
+			return false;
+		if (r != SWEEP_MOVED)
+			heavy_done(lp, r);
+		return true;
+	case ROUND_IDLE:
+		break;
+	}
+	return false;
+}
+
+/*
+ * MADs came in, a deadline passed, work finished, or a step asked to go on:
+ * receive and complete what is there (SA requests and traps included), move
+ * the round on, send what it queued; again while the round moves, for at
+ * most LOOP_SLICE_US (then the other sources get their turn first).
+ */
+static void loop_pump(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	uint64_t t0 = txn_now_us();
+
+	for (;;) {
+		txn_dispatch(smd->txn);
+		sa_tick(smd->sa);
+		if (!round_advance(lp))
+			break;
+		if (txn_now_us() - t0 > LOOP_SLICE_US) {
+			txn_dispatch(smd->txn);
+			loop_kick(lp);
+			break;
+		}
+	}
+	/* Joins and leaves just answered: their trees and MFT blocks (not during a sweep) */
+	mcast_run(smd);
+	if (txn_queued(smd->txn))
+		txn_dispatch(smd->txn);
+	if (smd->resweep && sweeping_state(smd) && lp->round == ROUND_IDLE)
+		arm_timer(lp, 100000);	/* coalesce a burst of traps */
+	arm_trap_due(lp);
+	arm_txn_timer(lp);
+}
+
+/* ---- event handlers ---- */
+
+static int on_sweep_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "sweep timer";
+	if (lp->round != ROUND_IDLE) {
+		lp->again = true;	/* one more round when this one ends */
+		return 0;
+	}
+	round_start(lp);
+	return 0;
+}
+
+/* Standby: poll the master; after sm_poll_retries misses the answer's handler takes over */
+static int on_sm_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+	int r;
+
+	lp->what = "SM poll timer";
+	if (lp->smd->sm_state != SM_STANDBY)
+		return 0;
+	r = sm_poll_master(lp->smd);
+	if (r < 0 && r != -EALREADY)
+		log_warn("cannot poll the master SM: %s", strerror(-r));
+	arm_sm_timer(lp);
+	loop_pump(lp);
+	return 0;
+}
+
+static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "MADs";
+	loop_pump(lp);
+	return 0;
+}
+
+static int on_txn_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "SMP deadline";
+	loop_pump(lp);
+	return 0;
+}
+
+static int on_kick(sd_event_source *s, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "sweep step";
+	loop_pump(lp);
+	return 0;
+}
+
+/*
+ * libumad2sim (the simulator shim) hands out fake descriptors that epoll
+ * refuses, and its poll() ignores every other descriptor. Then the loop
+ * waits for MADs itself, in slices short enough for the other sources: at
+ * most LOOP_POLL_MS when idle, LOOP_POLL_WORK_MS while the worker computes,
+ * and while SMPs are out it goes on polling and pumping for LOOP_SLICE_US
+ * (one pass of the event loop per answer would cost more than the answer).
+ */
+static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+	struct txn *txn = lp->smd->txn;
+	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
+	uint64_t t0 = txn_now_us(), now;
+
+	lp->what = "MAD poll";
+	do {
+		int to = txn_next_timeout_ms(txn);
+
+		if (to < 0 || to > LOOP_POLL_MS)
+			to = LOOP_POLL_MS;
+		if (lp->working && to > LOOP_POLL_WORK_MS)
+			to = LOOP_POLL_WORK_MS;
+		/*
+		 * umad2sim's poll() can miss a MAD that was queued before it
+		 * started waiting: read whatever is there either way (reads
+		 * never block).
+		 */
+		poll(&pfd, 1, to);
+		loop_pump(lp);
+	} while (txn_outstanding(txn) && txn_now_us() - t0 < LOOP_SLICE_US);
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(s, now);
+	return sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "signal";
+	if (si->ssi_signo == SIGHUP) {
+		if (lp->round != ROUND_IDLE) {
+			/* A sweep reads the configuration: the new one applies after it */
+			log_info("SIGHUP: the configuration is read again when this sweep ends");
+			lp->reload = true;
+			return 0;
+		}
+		lp->ops->reload(lp->smd);
+		lp->smd->resweep_heavy = true;
+		if (sweeping_state(lp->smd)) {
+			log_info("SIGHUP: sweeping now");
+			arm_timer(lp, 0);
+		} else {
+			log_info("SIGHUP: %s, not sweeping", sm_state_name(lp->smd->sm_state));
+		}
+		return 0;
+	}
+	log_info("signal %u: shutting down%s", si->ssi_signo,
+		 lp->round == ROUND_HEAVY ? ", abandoning the sweep" : "");
+	sd_notify(0, "STOPPING=1");
+	return sd_event_exit(lp->ev, 0);
+}
+
+/* ---- the control socket ---- */
+
+/*
+ * smctl resweep: a sweep as soon as the loop gets to it; a light one (that
+ * turns heavy when it finds a change) unless heavy is asked for.
+ */
+static int control_resweep(void *ctx, bool heavy)
+{
+	struct loop *lp = ctx;
+	int r;
+
+	if (!sweeping_state(lp->smd))
+		return -EBUSY;
+	if (heavy)
+		lp->smd->resweep_heavy = true;
+	r = arm_timer(lp, 0);
+	return r < 0 ? r : 0;
+}
+
+/* smctl sm-enable: a NOT-ACTIVE SM (disabled by another) looks for the master again */
+static int control_sm_enable(void *ctx, const char *who)
+{
+	struct loop *lp = ctx;
+
+	return sm_enable(lp->smd, who);
+}
+
+static const struct control_ops control_ops = {
+	.resweep = control_resweep,
+	.sm_enable = control_sm_enable,
+};
+
+/* smctl's socket; without one smd still runs, only smctl cannot reach it */
+static void open_control(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	char path[sizeof(smd->cfg.control_socket) + 16];
+	int r;
+
+	r = control_socket_path(smd->cfg.control_socket, path, sizeof(path));
+	if (r == 1) {
+		log_info("no control socket (control_socket = none)");
+		return;
+	}
+	if (r == 0)
+		r = control_open(smd, lp->ev, path, &control_ops, lp, &smd->control);
+	if (r < 0)
+		log_warn("control socket %s: %s; smctl cannot reach this smd", path,
+			 r == -EADDRINUSE ? "another smd answers on it" :
+			 r == -EEXIST ? "a file that is not a socket is in the way" :
+			 strerror(-r));
+	else
+		log_info("control socket %s", path);
+}
+
+/* ---- setup, the loop, teardown ---- */
+
+static int setup_failed(const char *what, int r)
+{
+	log_error("cannot %s: %s", what, strerror(-r));
+	return r;
+}
+
+static int add_sources(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+	static const int sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	int r;
+
+	lp->work_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	r = lp->work_fd < 0 ? -errno : sd_event_add_io(lp->ev, &lp->work_io, lp->work_fd, EPOLLIN,
+						      on_work_done, lp);
+	if (r < 0)
+		return setup_failed("create the worker's eventfd", r);
+	r = sd_event_add_io(lp->ev, &lp->mad_io, mad_port_fd(smd->port), EPOLLIN, on_mad, lp);
+	if (r == -EBADF || r == -EPERM) {
+		log_debug("MAD port fd cannot be watched (%s): polling it", strerror(-r));
+		/* accuracy 1 us: sd-event's default (0) lets a timer slip 250 ms */
+		r = sd_event_add_time(lp->ev, &lp->poll_timer, CLOCK_MONOTONIC, 0, 1,
+				      on_poll_timer, lp);
+		if (r >= 0)
+			r = sd_event_source_set_priority(lp->poll_timer, SD_EVENT_PRIORITY_IDLE);
+	} else if (r >= 0) {
+		r = sd_event_add_time(lp->ev, &lp->txn_timer, CLOCK_MONOTONIC, 0, 1,
+				      on_txn_timer, lp);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
+	}
+	if (r < 0)
+		return setup_failed("watch the MAD port", r);
+	/* The kick waits, like the poll, for what is more urgent (control, signals) */
+	r = sd_event_add_defer(lp->ev, &lp->kick, on_kick, lp);
+	if (r >= 0)
+		r = sd_event_source_set_priority(lp->kick, SD_EVENT_PRIORITY_IDLE);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(lp->kick, SD_EVENT_OFF);
+	if (r < 0)
+		return setup_failed("create the sweep's kick", r);
+	r = sd_event_add_time(lp->ev, &lp->sweep_timer, CLOCK_MONOTONIC, 0, 1000, on_sweep_timer,
+			      lp);
+	if (r < 0)
+		return setup_failed("create the sweep timer", r);
+	r = sd_event_add_time(lp->ev, &lp->progress, CLOCK_MONOTONIC, 0, 10000, on_progress, lp);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(lp->progress, SD_EVENT_OFF);
+	if (r < 0)
+		return setup_failed("create the progress timer", r);
+	if (smd->once)
+		return 0;
+	for (unsigned int i = 0; i < 3; i++) {
+		r = sd_event_add_signal(lp->ev, &lp->sig[i], sigs[i], on_signal, lp);
+		if (r < 0)
+			return setup_failed("take the signals", r);
+	}
+	r = sd_event_add_time(lp->ev, &lp->sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, lp);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
+	if (r < 0)
+		return setup_failed("create the SM poll timer", r);
+	if (smd->cfg.ready_timeout) {
+		r = sd_event_add_time_relative(lp->ev, &lp->ready_timer, CLOCK_MONOTONIC,
+					       (uint64_t)smd->cfg.ready_timeout * 1000000u, 1000,
+					       on_ready_timer, lp);
+		if (r < 0)
+			return setup_failed("create the readiness timer", r);
+	}
+	/* WATCHDOG=1 from the loop itself when the unit sets WatchdogSec= (for this pid) */
+	if (sd_watchdog_enabled(false, &lp->watchdog_usec) > 0 && lp->watchdog_usec) {
+		lp->watchdog_usec /= 4;
+		r = sd_event_add_time_relative(lp->ev, &lp->watchdog, CLOCK_MONOTONIC, 0, 1000,
+					       on_watchdog, lp);
+		if (r < 0)
+			return setup_failed("create the watchdog timer", r);
+	}
+	return 0;
+}
+
+/*
+ * The loop of sd_event_loop(), with each dispatch timed: a handler that
+ * kept the loop longer than LOOP_SLOW_US is counted and named (smctl status)
+ */
+static int run(struct loop *lp)
+{
+	struct smd_stats *st = &lp->smd->stats;
+	int r;
+
+	while (sd_event_get_state(lp->ev) != SD_EVENT_FINISHED) {
+		uint64_t t0, dt;
+
+		r = sd_event_prepare(lp->ev);
+		if (r == 0)
+			r = sd_event_wait(lp->ev, UINT64_MAX);
+		if (r < 0)
+			return r;
+		if (r == 0)
+			continue;
+		lp->what = NULL;
+		t0 = txn_now_us();
+		r = sd_event_dispatch(lp->ev);
+		if (r < 0)
+			return r;
+		dt = txn_now_us() - t0;
+		if (dt > st->loop_max_us) {
+			st->loop_max_us = dt;
+			st->loop_max_what = lp->what ? lp->what : "control or other";
+		}
+		if (dt > LOOP_SLOW_US) {
+			st->loop_slow++;
+			log_debug("event loop: a handler (%s) took %" PRIu64 " ms",
+				  lp->what ? lp->what : "control or other", dt / 1000);
+		}
+	}
+	return 0;
+}
+
+/*
+ * After the loop: abandon what runs (nothing swapped in, nothing saved, every
+ * SMP dropped), wait for the worker a little. Returns false when the worker
+ * is still computing (routing a big fabric): what it may read (the sweep,
+ * the last model, the database) is then left alone, reachable from here, and
+ * smd exits without it.
+ */
+static struct loop *abandoned;
+
+static bool loop_stop(struct loop *lp)
+{
+	struct smd *smd = lp->smd;
+
+	if (smd->sweep)
+		sweep_abandon(smd->sweep);
+	/* Every callback runs once more, with -ECANCELED, and frees what it holds */
+	txn_cancel_all(smd->txn);
+	if (!work_wait(lp, LOOP_STOP_WAIT_MS)) {
+		log_warn("shutdown: the worker thread is still computing; leaving without it");
+		lp->left_sweep = smd->sweep;
+		lp->left_fabric = smd->fabric;
+		lp->left_routes = smd->routes;
+		lp->left_store = smd->store;
+		smd->sweep = NULL;
+		abandoned = lp;
+		return false;
+	}
+	if (smd->sweep)
+		smd->sweep = sweep_free(smd->sweep);
+	if (smd->light) {
+		light_end(smd->light);
+		smd->light = NULL;
+	}
+	return true;
+}
+
+int loop_run(struct smd *smd, const struct loop_ops *ops, struct sweep_result *res)
+{
+	struct loop *lp = calloc(1, sizeof(*lp));
+	int r;
+
+	if (!lp)
+		return -ENOMEM;
+	lp->smd = smd;
+	lp->ops = ops;
+	lp->work_fd = -1;
+	lp->once_res = res;
+	smd->loop = lp;
+	smd->stats.started = time(NULL);
+	txn_set_unsolicited(smd->txn, on_unsolicited, smd);
+	if (!smd->once) {
+		smd->sm_actions = &sm_enter;
+		if (!smd->cfg.sm_key)
+			log_warn("no sm_key in the configuration: any host that opens issm can make "
+				 "this SM standby or NOT-ACTIVE and take the subnet over "
+				 "(smd.conf(5), sm_key)");
+	}
+	r = sd_event_new(&lp->ev);
+	if (r < 0)
+		goto out;
+	r = add_sources(lp);
+	if (r < 0)
+		goto out;
+	if (smd->once) {
+		/* One heavy sweep, as master; the loop ends with it */
+		sd_event_source_set_enabled(lp->sweep_timer, SD_EVENT_OFF);
+		heavy_start(lp);
+		loop_pump(lp);
+	} else {
+		open_control(lp);
+		notify_status(lp);
+	}
+	if (sd_event_get_state(lp->ev) != SD_EVENT_FINISHED)
+		r = run(lp);
+	if (r < 0)
+		log_error("event loop failed: %s", strerror(-r));
+	else if (smd->once)
+		r = lp->once_r;
+out:
+	if (!loop_stop(lp))
+		smd->abandoned = true;
+	smd->control = control_close(smd->control);
+	smd->sm_actions = NULL;
+	for (unsigned int i = 0; i < 3; i++)
+		sd_event_source_unref(lp->sig[i]);
+	sd_event_source_unref(lp->mad_io);
+	sd_event_source_unref(lp->poll_timer);
+	sd_event_source_unref(lp->txn_timer);
+	sd_event_source_unref(lp->kick);
+	sd_event_source_unref(lp->work_io);
+	sd_event_source_unref(lp->sweep_timer);
+	sd_event_source_unref(lp->sm_timer);
+	sd_event_source_unref(lp->ready_timer);
+	sd_event_source_unref(lp->watchdog);
+	sd_event_source_unref(lp->progress);
+	sd_event_unref(lp->ev);
+	if (!smd->abandoned) {
+		if (lp->work_fd >= 0)
+			close(lp->work_fd);
+		free(lp);
+		smd->loop = NULL;
+	}
+	smd->stats.last = smd->stats.model = NULL;
+	smd->stats.light = NULL;
+	return r;
+}
