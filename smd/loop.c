@@ -48,8 +48,8 @@
 
 /* Longest the simulator's MAD descriptor is polled at a time */
 #define LOOP_POLL_MS		50
-/* ... while the worker computes: its end is seen on another descriptor */
-#define LOOP_POLL_WORK_MS	2
+/* ... while the worker computes: the MADs' turn comes this often */
+#define LOOP_POLL_WORK_MS	5
 /* How long loop_pump may go on before the other sources get their turn */
 #define LOOP_SLICE_US		20000
 /* A handler that runs longer than this is counted (smctl status) */
@@ -822,6 +822,7 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 	struct txn *txn = lp->smd->txn;
 	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
+	struct pollfd wfd = { .fd = lp->work_fd, .events = POLLIN };
 	uint64_t t0 = txn_now_us(), now;
 
 	lp->what = "MAD poll";
@@ -830,8 +831,14 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 		if (to < 0 || to > LOOP_POLL_MS)
 			to = LOOP_POLL_MS;
-		if (lp->working && to > LOOP_POLL_WORK_MS)
-			to = LOOP_POLL_WORK_MS;
+		if (lp->working && to > LOOP_POLL_WORK_MS) {
+			/*
+			 * The worker computes and no answer is due soon: wait for
+			 * its end (a real descriptor), then look at the MADs
+			 */
+			poll(&wfd, 1, LOOP_POLL_WORK_MS);
+			to = 0;
+		}
 		/*
 		 * umad2sim's poll() can miss a MAD that was queued before it
 		 * started waiting: read whatever is there either way (reads
