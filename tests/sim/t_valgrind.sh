@@ -1,7 +1,8 @@
 #!/bin/bash
 # smd is valgrind-clean through a whole bring-up, a lossy re-sweep, and as
-# a daemon through standby polling, a failover and a route repair
-# (the simulator shim's own errors are suppressed: tests/umad2sim.supp).
+# a daemon through standby polling, a failover and a route repair, and
+# stopped by SIGTERM in the middle of a sweep (the simulator shim's own
+# errors are suppressed: tests/umad2sim.supp).
 . "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
 if grep -q __asan_init "$SMD"; then
@@ -69,7 +70,35 @@ check test "$rc" -eq 0
 rc=0
 "${vg[@]}" "${SMCTL:-$top/smd/smctl}" --db "$tmp/smd.db" lids >"$tmp/lids" 2>&1 || rc=$?
 check test "$rc" -eq 0
+# SIGTERM in the middle of a sweep: abandoned, its SMPs cancelled (smd/loop.c)
+mkdir "$tmp/v"
+(cd "$tmp/v" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" "${vg[@]}" "$SMD" \
+	--config ../conf.m --db v.db >out 2>&1) &
+vpid=$!
+ctl=(env -u LD_PRELOAD "${SMCTL:-$top/smd/smctl}" --socket "$tmp/v/control")
+# Caught past discovery (SMPs out, or the worker computing); a sweep that
+# ended first is followed by another one asked for (smctl resweep --heavy)
+caught=0
+for _ in $(seq 1200); do
+	"${ctl[@]}" status >"$tmp/vst" 2>/dev/null || true
+	if grep -q "^sweep_running: heavy, phase \([2-9]\|1[0-9]\) of" "$tmp/vst"; then
+		caught=1
+		break
+	fi
+	if grep -q "^sweep_running: no" "$tmp/vst" && grep -q "subnet UP" "$tmp/v/out"; then
+		"${ctl[@]}" resweep --heavy >/dev/null 2>&1 &
+	fi
+	sleep 0.05
+done
+check test "$caught" -eq 1
+echo "SIGTERM under valgrind during: $(sed -n 's/^sweep_running: //p' "$tmp/vst")"
+kill -TERM "$vpid"
+rc=0
+wait "$vpid" || rc=$?
+check test "$rc" -eq 0
+check grep -q "abandoning the sweep" "$tmp/v/out"
 sim_stop
 [ "$t_fail" -eq 0 ] || tail -20 "$tmp/s/out"
+[ "$t_fail" -eq 0 ] || tail -20 "$tmp/v/out"
 [ "$t_fail" -eq 0 ] || { cat "$tmp/run1" "$tmp/run2" "$tmp/s/out" | grep "==" | head -40; }
 finish
