@@ -92,7 +92,10 @@ awk '/WATCHDOG=1/ { if (last) { g = $1 - last; if (g > max) max = g } last = $1;
 	END { printf "watchdog: %d pings, longest gap %.3f s\n", n, max }' "$tmp/run/notes"
 check awk '/WATCHDOG=1/ { if (last && $1 - last > 1.0) bad = 1; last = $1; n++ }
 	END { exit bad || n < 3 }' "$tmp/run/notes"
-check grep -q "^event_loop: longest handler" <(status)
+status >"$tmp/st"
+check grep -q "^event_loop: longest handler" "$tmp/st"
+sed -n 's/.*\(sweep phases: .*\)/\1/p' "$tmp/run/out"
+grep "^event_loop:" "$tmp/st"
 check smd_stop
 listener_stop
 
