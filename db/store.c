@@ -1191,6 +1191,14 @@ static int save_finish(struct save *sv)
 		    STR(STORE_KEEP_EVENTS), "pruning events");
 }
 
+/* SQLite's progress handler during a save: non-zero interrupts the statement running */
+static int save_cancelled(void *arg)
+{
+	struct store *s = arg;
+
+	return atomic_load(&s->cancel);
+}
+
 int store_save_sweep(struct store *s, const struct fabric *f, const struct store_sweep *sw)
 {
 	struct save sv = { .s = s, .f = f, .sw = sw };
@@ -1209,6 +1217,12 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		free(sv.fresh);
 		return r;
 	}
+	/*
+	 * sqlite3_interrupt() stops only the statement running when it is
+	 * called; this stops every later one too, so that a save abandoned
+	 * at shutdown ends within a few thousand VM steps
+	 */
+	sqlite3_progress_handler(s->db, 1000, save_cancelled, s);
 	r = prep(s, sql_event_insert, &sv.ev);
 	if (!r)
 		r = save_sweep_row(&sv);
@@ -1226,7 +1240,9 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		r = save_finish(&sv);
 	sqlite3_finalize(sv.ev);
 	free(sv.fresh);
-	if (!r && atomic_load(&s->cancel)) {
+	sqlite3_progress_handler(s->db, 0, NULL, NULL);
+	if (atomic_load(&s->cancel)) {
+		/* whether a statement was interrupted or all of them ran */
 		snprintf(s->err, sizeof(s->err), "saving the sweep: interrupted");
 		r = -ECANCELED;
 	}

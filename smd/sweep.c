@@ -78,6 +78,7 @@ struct sweep {
 	int r;				/* the sweep's outcome so far: 0 or -errno */
 	bool stop;			/* a phase ended the sweep early (standby) */
 	bool abandoned;			/* sweep_abandon(): submit nothing more */
+	atomic_bool cancel;		/* ... read by the worker: compute nothing more */
 	bool computing;			/* a work part runs on the worker thread */
 	bool ended;			/* sweep_end() ran: swapped in, or dropped */
 	int work_r;			/* ... and what it returned */
@@ -1539,7 +1540,8 @@ static int save_work(struct sweep *sw)
 
 	if (smd->store && !sw->res->standby)
 		sw->save_r = store_save_sweep(smd->store, keep ? sw->f : NULL, &sw->ss);
-	if (keep && !smd->once)
+	/* Abandoned (shutdown) during the save: no SA will use the index */
+	if (keep && !smd->once && !atomic_load(&sw->cancel))
 		sw->sa_index_r = sa_index_build(sw->f, &sw->sa_index);
 	return 0;
 }
@@ -1788,6 +1790,7 @@ int sweep_start(struct smd *smd, struct sweep_result *res, struct sweep **out)
 void sweep_abandon(struct sweep *sw)
 {
 	sw->abandoned = true;
+	atomic_store(&sw->cancel, true);
 	if (!sw->err)
 		sw->err = -ECANCELED;
 	/* A save on the worker commits nothing now: the database stays as it was */
