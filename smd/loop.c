@@ -103,6 +103,7 @@ struct loop {
 	struct fabric *left_fabric;
 	struct route_result *left_routes;
 	struct store *left_store;
+	struct mcast *left_mcast;
 };
 
 static void loop_pump(struct loop *lp);
@@ -1059,8 +1060,8 @@ static int run(struct loop *lp)
  * After the loop: abandon what runs (nothing swapped in, nothing saved, every
  * SMP dropped), wait for the worker a little. Returns false when the worker
  * is still computing (routing a big fabric): what it may read (the sweep,
- * the last model, the database) is then left alone, reachable from here, and
- * smd exits without it.
+ * the last model, the database, the multicast groups) is then left alone,
+ * reachable from here, and smd exits without it.
  */
 static struct loop *abandoned;
 
@@ -1078,6 +1079,7 @@ static bool loop_stop(struct loop *lp)
 		lp->left_fabric = smd->fabric;
 		lp->left_routes = smd->routes;
 		lp->left_store = smd->store;
+		lp->left_mcast = smd->mcast;
 		smd->sweep = NULL;
 		abandoned = lp;
 		return false;

@@ -184,38 +184,44 @@ check test "$other" -eq 0
 check smd_stop
 listener_stop
 
-# 3. SIGTERM in the middle of a sweep (smd restarted once more: its first
-# sweep), once it programs the fabric
+# 3. SIGTERM in the middle of a sweep (smd restarted each time: its first
+# sweep): while the worker routes, once it programs the fabric, while the
+# worker saves the sweep. smd ends within 2 s with status 0 and the
+# database stays as it was: no sweep recorded, the same LIDs.
 hist1=$(nsweeps)
 check test "$hist1" -eq $((hist0 + 1 + tries))	# the first sweep, the resweeps
 "$SMCTL" lids --db "$tmp/smd.db" >"$tmp/lids.before"
-start
-mid=
-for _ in $(seq 2000); do
-	status >"$tmp/st" 2>/dev/null || true
-	if grep -Eq "^sweep_running: heavy, phase [0-9]+ of [0-9]+ \((pkeys|ports|lfts|activate)" \
-		"$tmp/st"; then
-		mid=$(sed -n 's/^sweep_running: //p' "$tmp/st")
-		break
-	fi
-	grep -q "^smd: subnet" "$tmp/run/out" && break
-	sleep 0.02
-done
-check test -n "$mid"
-t0=$(now_ms)
-kill -TERM "$smd_pid"
-rc=0
-wait "$smd_pid" || rc=$?
-dt=$(($(now_ms) - t0))
-smd_pid=
-echo "SIGTERM during the sweep ($mid): smd ended in $dt ms, status $rc"
-check test "$rc" -eq 0
-check test "$dt" -le 2000
-check grep -q "shutting down, abandoning the sweep" "$tmp/run/out"
-check test "$(grep -c "^smd: subnet" "$tmp/run/out")" -eq 0
-# The database as it was: no sweep recorded, the same LIDs
-check test "$(nsweeps)" -eq "$hist1"
-"$SMCTL" lids --db "$tmp/smd.db" >"$tmp/lids.after"
-check cmp -s "$tmp/lids.before" "$tmp/lids.after"
-listener_stop
+sigterm_during() {	# sigterm_during PHASES (an ERE of phase names)
+	local mid= rc=0 t0 dt
+
+	start
+	for _ in $(seq 3000); do
+		status >"$tmp/st" 2>/dev/null || true
+		if grep -Eq "^sweep_running: heavy, phase [0-9]+ of [0-9]+ \(($1)[,)]" "$tmp/st"; then
+			mid=$(sed -n 's/^sweep_running: //p' "$tmp/st")
+			break
+		fi
+		grep -q "^smd: subnet" "$tmp/run/out" && break
+		sleep 0.02
+	done
+	check test -n "$mid"
+	t0=$(now_ms)
+	kill -TERM "$smd_pid"
+	wait "$smd_pid" || rc=$?
+	dt=$(($(now_ms) - t0))
+	smd_pid=
+	echo "SIGTERM during the sweep ($mid): smd ended in $dt ms, status $rc"
+	[ "$rc" -eq 0 ] || tail -40 "$tmp/run/out"
+	check test "$rc" -eq 0
+	check test "$dt" -le 2000
+	check grep -q "shutting down, abandoning the sweep" "$tmp/run/out"
+	check test "$(grep -c "^smd: subnet" "$tmp/run/out")" -eq 0
+	check test "$(nsweeps)" -eq "$hist1"
+	"$SMCTL" lids --db "$tmp/smd.db" >"$tmp/lids.after"
+	check cmp -s "$tmp/lids.before" "$tmp/lids.after"
+	listener_stop
+}
+sigterm_during "route"
+sigterm_during "pkeys|ports|lfts|activate"
+sigterm_during "save"
 finish
