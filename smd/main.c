@@ -117,16 +117,19 @@ static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
+	struct mad_summary ms;
 	uint8_t mclass, method;
 
-	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
+	if (mad_summarize(mad, len, &ms) < 0)
 		return;
+	mclass = ms.mgmt_class;
+	method = ms.method;
 	if (mclass == MAD_CLASS_SA) {
 		sa_handle(smd->sa, mad, len, from);
 		return;
 	}
 	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
-	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+	    ms.attr_id == SMP_ATTR_SM_INFO) {
 		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
