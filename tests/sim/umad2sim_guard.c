@@ -17,12 +17,25 @@
  *
  * Nothing else changes: every other lock goes to glibc.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 
-int __pthread_mutex_lock(pthread_mutex_t *m);
-int __pthread_mutex_unlock(pthread_mutex_t *m);
+typedef int (*lock_fn)(pthread_mutex_t *);
+
+/*
+ * glibc's own functions, from libc.so.6 itself: RTLD_NEXT would find
+ * AddressSanitizer's interceptors, which cannot be called while ASan is
+ * still initialising (its own first locks come here too).
+ */
+static lock_fn libc_fn(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	return libc ? (lock_fn)(uintptr_t)dlsym(libc, name) : 0;
+}
 
 /* No object lives in the first page: a pointer there is a NULL struct's member */
 static int bogus(const void *p)
@@ -32,10 +45,22 @@ static int bogus(const void *p)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	return bogus(m) ? EINVAL : __pthread_mutex_lock(m);
+	static lock_fn real;
+
+	if (bogus(m))
+		return EINVAL;
+	if (!real)
+		real = libc_fn("pthread_mutex_lock");
+	return real ? real(m) : EINVAL;
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	return bogus(m) ? EINVAL : __pthread_mutex_unlock(m);
+	static lock_fn real;
+
+	if (bogus(m))
+		return EINVAL;
+	if (!real)
+		real = libc_fn("pthread_mutex_unlock");
+	return real ? real(m) : EINVAL;
 }
