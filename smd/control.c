@@ -1147,7 +1147,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
-				log_warn("control: accept failed: %s", strerror(errno));
+				log_warn_errno(errno, "control: accept failed");
 			return 0;
 		}
 		if (c->nclients >= CONTROL_CLIENTS_MAX) {
