@@ -389,16 +389,19 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res, struct sa_
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
+	struct mad_summary ms;
 	uint8_t mclass, method;
 
-	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
+	if (mad_summarize(mad, len, &ms) < 0)
 		return;
+	mclass = ms.mgmt_class;
+	method = ms.method;
 	if (mclass == MAD_CLASS_SA) {
 		sa_handle(smd->sa, mad, len, from);
 		return;
 	}
 	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
-	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+	    ms.attr_id == SMP_ATTR_SM_INFO) {
 		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
@@ -544,7 +547,7 @@ static void heavy_done(struct loop *lp, int r)
 		smd->sweep = sweep_free(smd->sweep);
 	}
 	if (r < 0)
-		log_error("sweep failed: %s", strerror(-r));
+		log_error_errno(r, "sweep failed");
 	smd->last_sweep_down = r < 0 || (!res->standby && !res->up);
 	st->light_only = false;
 	st->last_end = time(NULL);
@@ -777,7 +780,7 @@ static int on_sm_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	r = sm_poll_master(lp->smd);
 	if (r < 0 && r != -EALREADY)
-		log_warn("cannot poll the master SM: %s", strerror(-r));
+		log_warn_errno(r, "cannot poll the master SM");
 	arm_sm_timer(lp);
 	loop_pump(lp);
 	return 0;
@@ -940,8 +943,7 @@ static void open_control(struct loop *lp)
 
 static int setup_failed(const char *what, int r)
 {
-	log_error("cannot %s: %s", what, strerror(-r));
-	return r;
+	return log_error_errno(r, "cannot %s", what);
 }
 
 static int add_sources(struct loop *lp)
@@ -1132,7 +1134,7 @@ int loop_run(struct smd *smd, const struct loop_ops *ops, struct sweep_result *r
 	if (sd_event_get_state(lp->ev) != SD_EVENT_FINISHED)
 		r = run(lp);
 	if (r < 0)
-		log_error("event loop failed: %s", strerror(-r));
+		log_error_errno(r, "event loop failed");
 	else if (smd->once)
 		r = lp->once_r;
 out:

@@ -69,6 +69,8 @@ struct smd {
 	struct sweep *sweep;		/* the heavy sweep running, NULL: none */
 	struct light *light;		/* the light sweep running, NULL: none */
 	bool abandoned;			/* shutdown left the worker computing: free nothing it reads */
+	/* Keys the command line set (-d, -p, -C): they win over the file's */
+	const char *arg_db, *arg_port, *arg_capture;
 	struct mad_port *port;
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */

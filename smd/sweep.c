@@ -280,8 +280,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
 				 req->hdr.attr_id, path, disc_why(sw->disc));
 		else if (r < 0)
-			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
-				 req->hdr.attr_id, path, strerror(-r));
+			log_warn_errno(r, "discovery: rejected answer to attribute 0x%04x at "
+				       "path %s", req->hdr.attr_id, path);
 	} else if (p->kind == DISC_VERIFY) {
 		log_warn("discovery: the cable from %s to switch 0x%016" PRIx64 " port %u cannot "
 			 "be checked from that switch (path %s, %s); leaving it out",
@@ -295,8 +295,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 		log_warn("discovery: attribute 0x%04x at path %s answered with MAD status 0x%04x",
 			 req->hdr.attr_id, path, resp->hdr.status);
 	} else {
-		log_warn("discovery: no answer for attribute 0x%04x at path %s: %s",
-			 req->hdr.attr_id, path, strerror(-r));
+		log_warn_errno(r, "discovery: no answer for attribute 0x%04x at path %s",
+			       req->hdr.attr_id, path);
 	}
 	if (r < 0)
 		disc_failed(sw->disc, p, r);
@@ -426,7 +426,7 @@ static int lids_done(struct sweep *sw)
 		log_warn("LIDs of absent ports are not reserved in this sweep: %s",
 			 store_errmsg(smd->store));
 	if (sw->work_r < 0) {
-		log_error("LID assignment failed: %s", strerror(-sw->work_r));
+		log_error_errno(sw->work_r, "LID assignment failed");
 		return sw->work_r;
 	}
 	if (ls->reserved)
@@ -523,8 +523,9 @@ static void port_reread_cb(void *arg, int status, const struct smp *req, const s
 		sc->port->pi = pi;
 		port_check(sc->sw, sc->port, sc->want_state);
 	} else {
-		log_warn("PortInfo of %s unreadable after a failed Set: %s",
-			 port_label(sc->port, lbl, sizeof(lbl)), strerror(status ? -status : EBADMSG));
+		log_warn_errno(status ? status : -EBADMSG,
+			       "PortInfo of %s unreadable after a failed Set",
+			       port_label(sc->port, lbl, sizeof(lbl)));
 		sc->sw->res->unconfigured++;
 	}
 	free(sc);
@@ -1057,9 +1058,9 @@ static void vl_plan_make(struct sweep *sw)
 		p->sl2vl = p->vlarb = true;
 		return;
 	}
-	if (cfg->sl2vl_set) {
+	if (cfg->sl2vl.set) {
 		p->sl2vl = p->qos = true;
-		memcpy(p->map, cfg->sl2vl, sizeof(p->map));
+		memcpy(p->map, cfg->sl2vl.vl, sizeof(p->map));
 	}
 	p->vlarb = p->qos || !cfg->vlarb_low.automatic || cfg->vlarb_high.n;
 }
@@ -1410,7 +1411,7 @@ static int route_done(struct sweep *sw)
 			if (rt->att[i].err)
 				log_warn("routing: %s not used: %s", rt->att[i].name, rt->att[i].why);
 		if (used < 0) {
-			log_error("routing (%s) failed: %s", rt->list, strerror(-used));
+			log_error_errno(used, "routing (%s) failed", rt->list);
 			return used;
 		}
 		snprintf(sw->engine, sizeof(sw->engine), "%s", rt->att[used].name);

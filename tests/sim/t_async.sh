@@ -95,6 +95,13 @@ check awk '/WATCHDOG=1/ { if (last && $1 - last > 1.0) bad = 1; last = $1; n++ }
 	END { exit bad || n < 3 }' "$tmp/run/notes"
 status >"$tmp/st"
 check grep -q "^event_loop: longest handler" "$tmp/st"
+# The same in JSON: no sweep running now, the loop's figures
+"$SMCTL" --socket "$tmp/run/control" --json status >"$tmp/st.json"
+check python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+assert d["sweep_running"] is None and "sweep_smps" not in d, d
+e = d["event_loop"]
+assert e["longest_handler_ms"] > 0 and e["over_100ms"] >= 0 and e["longest_handler"], e' \
+	"$tmp/st.json"
 sed -n 's/.*\(sweep phases: .*\)/\1/p' "$tmp/run/out"
 grep "^event_loop:" "$tmp/st"
 check smd_stop
@@ -205,6 +212,14 @@ sigterm_during() {	# sigterm_during PHASES (an ERE of phase names)
 		sleep 0.02
 	done
 	check test -n "$mid"
+	# smctl --json status says the same: a heavy sweep, its phase, its SMPs
+	"$SMCTL" --socket "$tmp/run/control" --json status >"$tmp/st.json" 2>/dev/null || true
+	check python3 -c 'import json, sys; d = json.load(open(sys.argv[1]))
+r, s = d["sweep_running"], d["sweep_smps"]
+assert r["kind"] == "heavy" and 1 <= r["phase_no"] <= r["phases"] and r["phase"], r
+assert r["seconds"] >= r["phase_seconds"] >= 0, r
+assert s["sent"] > 0 and s["done"] <= s["sent"] and s["in_flight"] <= s["waiting"], s' \
+		"$tmp/st.json"
 	t0=$(now_ms)
 	kill -TERM "$smd_pid"
 	wait "$smd_pid" || rc=$?
