@@ -498,7 +498,33 @@ int sm_enable(struct smd *smd, const char *who)
 }
 
 /*
- * A master polled by a standby that outranks it: the election of the next
+ * A standby the last election saw otherwise (still DISCOVERING, say: it
+ * finished its first sweep after this master asked) shows what it is now
+ * in its poll: the peer list and the SA's SMInfoRecords follow at once.
+ */
+static void sm_peer_update(struct smd *smd, const struct sm_info *si)
+{
+	struct sm_peer *p = (struct sm_peer *)peer_find(smd, si->guid);
+
+	if (!p || p->foreign)
+		return;
+	p->state = SM_STANDBY;
+	p->priority = si->priority;
+	p->act_count = si->act_count;
+	log_notice("SM 0x%016" PRIx64 " (priority %u) is %s", p->guid, p->priority,
+		   sm_state_name(p->state));
+	for (size_t i = 0; i < smd->sa_env.nsms; i++) {
+		if (smd->sa_sms[i].si.guid != si->guid)
+			continue;
+		smd->sa_sms[i].si.sm_state = SM_STANDBY;
+		smd->sa_sms[i].si.priority = si->priority;
+		smd->sa_sms[i].si.act_count = si->act_count;
+	}
+}
+
+/*
+ * A master polled by a standby: the peer list follows what the poll says;
+ * and when the standby outranks this master, the election of the next
  * heavy sweep hands over to it. Without this, a standby that came up while
  * this master swept (both started at once) would stay unseen: light sweeps
  * do not look for SMs, and its IsSM trap may have gone nowhere. A Get with
@@ -511,12 +537,14 @@ static void sm_polled_by(struct smd *smd, const struct sm_info *si)
 
 	if (smd->sm_state != SM_MASTER || !si->guid || si->guid == me ||
 	    si->sm_state != SM_STANDBY ||
-	    !sm_auth_ok(smd->cfg.sm_key, false, si->act_count, si->guid, me, si->sm_key) ||
-	    !sm_outranks(si->priority, si->guid, (uint8_t)smd->cfg.sm_priority, me))
+	    !sm_auth_ok(smd->cfg.sm_key, false, si->act_count, si->guid, me, si->sm_key))
 		return;
 	known = peer_find(smd, si->guid);
 	if (known && known->state == SM_STANDBY && known->priority == si->priority)
 		return;		/* the last election saw it as it is */
+	sm_peer_update(smd, si);
+	if (!sm_outranks(si->priority, si->guid, (uint8_t)smd->cfg.sm_priority, me))
+		return;
 	if (!smd->resweep)
 		log_info("SM 0x%016" PRIx64 " (priority %u) polls this master and outranks it: "
 			 "heavy sweep to hand over", si->guid, si->priority);
