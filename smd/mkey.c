@@ -53,6 +53,7 @@ struct mkey {
 	struct smd *smd;
 	uint64_t secret;		/* the m_key the ports were last given */
 	struct path_map *answers;	/* this sweep's NodeInfo answers: path -> PortGUID */
+	struct path_map *known;		/* ... and earlier sweeps': where each port was last */
 	struct fabric *boot;		/* the database's model, until a sweep completes */
 	struct fab_port *boot_local;	/* the SM's port in it */
 	struct fab_port *local;		/* the SM's port in smd->fabric */
@@ -196,6 +197,25 @@ static uint64_t key_for_guid(const struct mkey *m, uint64_t guid)
 
 /* ---- which key an SMP carries ---- */
 
+/*
+ * A port of the table at the end of a route (its route from the model
+ * that last had it): one hidden from the last sweep by a foreign key at
+ * ProtectBits >= 2 and just taken back is read with its key, not with 0
+ * (which would start its lease again). The table is small: ports smd
+ * knows something special about.
+ */
+static uint64_t guid_by_path(const struct mkey *m, const uint8_t *port, unsigned int hops)
+{
+	for (size_t i = 0; i < m->size; i++) {
+		const struct mk_port *e = &m->ports[i];
+
+		if (e->guid && e->path.hops == hops && hops <= SMP_MAX_HOPS &&
+		    !memcmp(e->path.port + 1, port + 1, hops))
+			return e->guid;
+	}
+	return 0;
+}
+
 /* Where the SM's port is in the model Gets trust: the last sweep's, or the database's */
 static const struct fab_port *ref_local(const struct mkey *m)
 {
@@ -211,13 +231,28 @@ uint64_t mkey_for_smp(void *arg, const struct smp *req, uint16_t dlid)
 	const struct fab_port *p;
 	uint64_t guid = 0;
 
-	if (!m)
+	/*
+	 * A caller that knows the key sets it (the loop's reads and Sets of
+	 * ports the model may lack: at ProtectBits >= 2 a foreign key hides
+	 * a port from discovery)
+	 */
+	if (!m || req->mkey)
 		return req->mkey;
 	if (req->hdr.mgmt_class == MAD_CLASS_SMI_DR) {
 		const struct fab_port *from = ref_local(m);
 
 		p = from ? fabric_walk(from, req->initial_path, req->hdr.hop_cnt) : NULL;
 		guid = p ? holder_guid(p) : 0;
+		/*
+		 * Not in the last model (a sweep that a foreign key at
+		 * ProtectBits >= 2 cut short): where an earlier sweep found
+		 * a port. Key 0 there would be a violation, which starts the
+		 * port's lease.
+		 */
+		if (!p)
+			guid = path_map_get(m->known, req->initial_path, req->hdr.hop_cnt);
+		if (!guid)
+			guid = guid_by_path(m, req->initial_path, req->hdr.hop_cnt);
 		/*
 		 * A Get shows a key only to a port the trusted model has at the
 		 * end of that route; a Set goes only to a port of the new model,
@@ -236,11 +271,23 @@ uint64_t mkey_for_smp(void *arg, const struct smp *req, uint16_t dlid)
 	return key_for_guid(m, guid);
 }
 
-uint64_t mkey_for_lid(const struct smd *smd, uint16_t lid)
+int mkey_for_lid(const struct smd *smd, uint16_t lid, uint64_t *key)
 {
-	const struct fab_port *p = smd->fabric ? fabric_port_by_lid(smd->fabric, lid) : NULL;
+	const struct mkey *m = smd->mkey;
+	const struct fabric *f = smd->fabric ? smd->fabric : m ? m->boot : NULL;
+	const struct fab_port *p = f ? fabric_port_by_lid(f, lid) : NULL;
+	const struct mk_port *e = m && p ? find(m, holder_guid(p)) : NULL;
 
-	return smd->mkey && p ? key_for_guid(smd->mkey, holder_guid(p)) : 0;
+	*key = m && p ? key_for_guid(m, holder_guid(p)) : 0;
+	if (!smd->cfg.m_key)
+		return 0;
+	/*
+	 * A port smd cannot name, or whose key it does not know, would count
+	 * a wrong key as a violation and trap again (IBA 14.2.4.2): a loop
+	 */
+	if (!p)
+		return -ENOENT;
+	return e && e->state == MK_UNKNOWN ? -ENOKEY : 0;
 }
 
 /* ---- life cycle ---- */
@@ -256,7 +303,10 @@ int mkey_new(struct smd *smd)
 	m->smd = smd;
 	m->secret = smd->cfg.m_key;
 	r = path_map_new(&m->answers);
+	if (!r)
+		r = path_map_new(&m->known);
 	if (r < 0) {
+		path_map_free(m->answers);
 		free(m);
 		return r;
 	}
@@ -285,6 +335,7 @@ void mkey_free(struct smd *smd)
 		return;
 	sd_event_source_unref(m->timer);
 	path_map_free(m->answers);
+	path_map_free(m->known);
 	fabric_free(m->boot);
 	free(m->ports);
 	free(m);
@@ -342,8 +393,12 @@ void mkey_sweep_start(struct smd *smd)
 
 void mkey_node_info(struct smd *smd, const struct dr_path *path, const struct node_info *ni)
 {
-	if (smd->mkey && ni->port_guid &&
-	    path_map_put(smd->mkey->answers, path->port, path->hops, ni->port_guid) < 0)
+	struct mkey *m = smd->mkey;
+
+	if (!m || !ni->port_guid)
+		return;
+	if (path_map_put(m->answers, path->port, path->hops, ni->port_guid) < 0 ||
+	    path_map_put(m->known, path->port, path->hops, ni->port_guid) < 0)
 		log_debug("M_Key: cannot remember the port at the end of a route: no memory");
 }
 
@@ -564,6 +619,7 @@ static int take_submit(struct mkey *m, struct mk_port *e, struct port_info pi,
 		pi.mkey_lease_period = (uint16_t)cfg->m_key_lease_period;
 	}
 	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, e->num, &e->path);
+	req.mkey = key_for_guid(m, e->guid);
 	port_info_encode(&pi, req.data);
 	r = txn_submit(m->smd->txn, &req, 0, take_cb, tc);
 	if (r < 0)
@@ -609,9 +665,13 @@ int mkey_takeover(struct smd *smd, struct fabric *f)
 
 /* ---- after a sweep ---- */
 
+/*
+ * A port waiting for its lease stays even when the sweep missed it: at
+ * ProtectBits 2 or 3 its foreign key hides it from discovery too
+ */
 static bool keep_seen(const struct mk_port *e)
 {
-	return e->seen && e->state != MK_NONE;
+	return e->state == MK_UNKNOWN || (e->seen && e->state != MK_NONE);
 }
 
 void mkey_model(struct smd *smd, const struct fab_port *own)
@@ -622,6 +682,13 @@ void mkey_model(struct smd *smd, const struct fab_port *own)
 	if (!m || !f)
 		return;
 	m->local = (struct fab_port *)own;
+	/* Routes of long gone ports are forgotten once they outnumber today's */
+	if (path_map_count(m->known) > 2 * path_map_count(m->answers) + 1024) {
+		struct path_map *t = m->known;
+
+		m->known = m->answers;
+		m->answers = t;
+	}
 	m->boot = fabric_free(m->boot);
 	m->boot_local = NULL;
 	m->secret = smd->cfg.m_key;
@@ -726,6 +793,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 			break;
 		*rc = (struct rec_ctx){ m, e->guid };
 		smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, e->num, &e->path);
+		req.mkey = want_key(m, e->guid);
 		if (txn_submit(smd->txn, &req, 0, rec_get_cb, rc) < 0) {
 			free(rc);
 			break;
@@ -806,6 +874,7 @@ static void guard(struct mkey *m, const struct fab_port *src)
 		return;
 	e->guard_us = now;
 	smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, e->num, route);
+	req.mkey = key_for_guid(m, e->guid);
 	if (txn_submit(m->smd->txn, &req, 0, guard_cb, NULL) == 0)
 		m->st.guards++;
 }
@@ -902,7 +971,8 @@ bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t l
 		snprintf(buf, len, "bad_mkey_last: %s %s", when, m->last);
 		return true;
 	}
-	if (i == 2)
+	/* Without a last trap its line is skipped: the lines below move up one */
+	if (!m->last[0])
 		i++;
 	for (size_t j = 0; j < m->size; j++)
 		unk += m->ports[j].guid && m->ports[j].state == MK_UNKNOWN;

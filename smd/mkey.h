@@ -62,10 +62,14 @@ void mkey_free(struct smd *smd);
 /* The daemon's loop: re-reads the ports smd waits to take back */
 int mkey_attach(struct smd *smd, sd_event *ev);
 
-/* mad/txn.c's M_Key callback (arg: the smd) */
+/* mad/txn.c's M_Key callback (arg: the smd); a request whose M_Key is set keeps it */
 uint64_t mkey_for_smp(void *arg, const struct smp *req, uint16_t dlid);
-/* The key of the port holding a LID in the model (TrapRepress) */
-uint64_t mkey_for_lid(const struct smd *smd, uint16_t lid);
+/*
+ * The key of the port holding a LID in the model (TrapRepress): 0, or with
+ * m_key -ENOENT for a LID the model lacks, -ENOKEY for a port whose key
+ * smd does not know (*key is then only a guess: better not sent)
+ */
+int mkey_for_lid(const struct smd *smd, uint16_t lid, uint64_t *key);
 
 /* A heavy sweep starts: this sweep's NodeInfo answers name the ports */
 void mkey_sweep_start(struct smd *smd);

@@ -240,7 +240,11 @@ static void repress(struct smd *smd, const uint8_t *mad, size_t len, const struc
 		return;
 	smp.hdr.method = MAD_METHOD_TRAP_REPRESS;
 	smp.hdr.status = 0;
-	smp.mkey = mkey_for_lid(smd, from->slid);
+	if (mkey_for_lid(smd, from->slid, &smp.mkey) < 0) {
+		log_debug("trap from LID %u not repressed: smd does not know its M_Key",
+			  from->slid);
+		return;
+	}
 	if (smp_encode(&smp, buf) == 0)
 		mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
 }

@@ -570,7 +570,9 @@ static void fix_answer(struct sim_request *r)
 	/* What the port holds: learnt from its answers (endports: CA ports, switch port 0) */
 	n = node_of_slot(pending.port_slot, NULL);
 	if (n >= 0 && (nodes[n].type == NODE_CA || pending.amod == 0)) {
-		struct holder *e = &holders[pending.port_slot];
+		/* A switch's LID is its port 0's, whichever port the SMP came in by */
+		struct holder *e = &holders[nodes[n].type == NODE_CA ? pending.port_slot :
+					    pending.slot];
 
 		e->lid = (uint16_t)get_be(d + 16, 2);
 		e->smlid = (uint16_t)get_be(d + 18, 2);
