@@ -102,6 +102,17 @@ static uint64_t want_key(const struct mkey *m, uint64_t guid)
 	return secret && guid ? mkey_derive(secret, guid) : 0;
 }
 
+/*
+ * The key a port of the model holds unless the table says otherwise: the
+ * secret's it was last given. Until the sweep after a SIGHUP that changed
+ * m_key moves the ports, that is the old secret's (smd's SMPs in between,
+ * light sweeps and reads, keep working)
+ */
+static uint64_t held_key(const struct mkey *m, uint64_t guid)
+{
+	return m->secret && guid ? mkey_derive(m->secret, guid) : 0;
+}
+
 /* ---- the ports smd knows something special about ---- */
 
 static size_t slot_hash(uint64_t g, size_t size)
@@ -192,7 +203,7 @@ static uint64_t key_for_guid(const struct mkey *m, uint64_t guid)
 
 	if (e && e->state == MK_HOLDS)
 		return e->key;
-	return want_key(m, guid);
+	return held_key(m, guid);
 }
 
 /* ---- which key an SMP carries ---- */
@@ -667,11 +678,13 @@ int mkey_takeover(struct smd *smd, struct fabric *f)
 
 /*
  * A port waiting for its lease stays even when the sweep missed it: at
- * ProtectBits 2 or 3 its foreign key hides it from discovery too
+ * ProtectBits 2 or 3 its foreign key hides it from discovery too; so does
+ * one that holds the previous m_key's key, until a sweep moves it
  */
 static bool keep_seen(const struct mk_port *e)
 {
-	return e->state == MK_UNKNOWN || (e->seen && e->state != MK_NONE);
+	return e->state == MK_UNKNOWN || (e->state == MK_HOLDS && e->prev) ||
+	       (e->seen && e->state != MK_NONE);
 }
 
 void mkey_model(struct smd *smd, const struct fab_port *own)
@@ -691,7 +704,6 @@ void mkey_model(struct smd *smd, const struct fab_port *own)
 	}
 	m->boot = fabric_free(m->boot);
 	m->boot_local = NULL;
-	m->secret = smd->cfg.m_key;
 	if (!m->used)
 		return;
 	/* Ports that left the model are forgotten; the others' routes refreshed */
@@ -793,7 +805,7 @@ static int on_tick(sd_event_source *s, uint64_t usec, void *userdata)
 			break;
 		*rc = (struct rec_ctx){ m, e->guid };
 		smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PORT_INFO, e->num, &e->path);
-		req.mkey = want_key(m, e->guid);
+		req.mkey = key_for_guid(m, e->guid);
 		if (txn_submit(smd->txn, &req, 0, rec_get_cb, rc) < 0) {
 			free(rc);
 			break;

@@ -17,6 +17,8 @@
 #     knows), with no violation of its own;
 #  4. a port given a foreign key (by a host that knew the old one) is
 #     reported "M_Key unknown" and taken back once its lease ran out;
+#  4b. a new m_key by SIGHUP moves every port to its new key, with no
+#     violation, at ProtectBits 2;
 #  5. without m_key every SMP smd sends carries M_Key 0 and no port gets a
 #     key.
 . "$(dirname "$0")/common.sh"
@@ -154,6 +156,29 @@ expect "smd's SMPs refused for M_Key 0" "$(grep -c "^violation .*key=0x000000000
 expect "ports whose keys smd got wrong" \
 	"$(grep "^violation .*from=smhost" sma.log | grep -v "node=sw-02 port=0" | grep -c .)" 0
 check grep -Eq "^bad_mkey_traps: .*ports taken over: [1-9][0-9]* \([1-9][0-9]* after their lease ran out\)" st4
+
+# 4b. A new m_key by SIGHUP: every port moves from its old key to its new one, at level 2
+secret2=0x0ddba11c0ffee000
+printf 'sweep_interval = 0\nm_key = %s\nm_key_lease_period = 3\nm_key_protect_bits = 2\n' \
+	"$secret2" >conf3
+viol=$(grep -c "^violation .*from=smhost" sma.log || true)
+kill -HUP "$smd_pid"
+check wait_for "$tmp/out3b" "M_Key: m_key changed: 4 ports move from the old keys to their new ones" 1
+check wait_for "$tmp/out3b" "M_Key: .* held the previous m_key's key: it holds smd's key now" 4
+k2() { "$ROGUE" mkey derive "$secret2" "$1"; }
+expect "smhost after SIGHUP" "$(keyfields smhost 0 1 "$(k2 0x0002c90300000005)")" \
+	"$(k2 0x0002c90300000005) 2 3"
+expect "sw-01 after SIGHUP" "$(keyfields host-0001 0,1,3 0 "$(k2 0x0011750000000001)")" \
+	"$(k2 0x0011750000000001) 2 3"
+expect "sw-02 after SIGHUP" "$(keyfields host-0001 0,1 0 "$(k2 0x0011750000000002)")" \
+	"$(k2 0x0011750000000002) 2 3"
+expect "host-0001 after SIGHUP" "$(keyfields smhost 0,1,2,1 1 "$(k2 0x0002c90300000009)")" \
+	"$(k2 0x0002c90300000009) 2 3"
+expect "sw-02 read with its old key" "$(pinfo host-0001 0,1 0 "$k_sw2")" ""
+for _ in $(seq 300); do whole && break; sleep 0.1; done
+check whole
+expect "violations by smd while moving to the new keys" \
+	"$(grep -c "^violation .*from=smhost" sma.log)" "$viol"
 check smd_stop
 
 # 5. No m_key: M_Key 0 on every SMP, the ports' keys cleared where smd can see them
