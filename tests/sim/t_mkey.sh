@@ -18,7 +18,8 @@
 #  4. a port given a foreign key (by a host that knew the old one) is
 #     reported "M_Key unknown" and taken back once its lease ran out;
 #  4b. a new m_key by SIGHUP moves every port to its new key, with no
-#     violation, at ProtectBits 2;
+#     violation, at ProtectBits 2; 4c. one with lease 0 is reported as
+#     lost for good;
 #  5. without m_key every SMP smd sends carries M_Key 0 and no port gets a
 #     key.
 . "$(dirname "$0")/common.sh"
@@ -179,6 +180,16 @@ for _ in $(seq 300); do whole && break; sleep 0.1; done
 check whole
 expect "violations by smd while moving to the new keys" \
 	"$(grep -c "^violation .*from=smhost" sma.log)" "$viol"
+
+# 4c. A foreign key with lease 0: smd says it cannot take the port back
+SIM_HOST=host-0001 sim_run "$ROGUE" mkey set 0 1 "$(k2 0x0002c90300000009)" 0xdead 1 0 \
+	>rogue4c 2>&1 || true
+check grep -q "^set: mkey 0x000000000000dead protect 1 lease 0" rogue4c
+# (a light sweep reads switches only: a CA port's new key shows in a heavy one)
+ctl resweep --heavy >/dev/null
+check wait_for "$tmp/out3b" "M_Key unknown: host-0001 port 1 (GUID 0x0002c90300000009) .* M_KeyLeasePeriod is 0: smd cannot take it back" 1
+check grep -q "^mkey_unknown_port: host-0001 port 1 (GUID 0x0002c90300000009), lease period 0: cannot be taken back" <(ctl status)
+expect "host-0001 keeps the foreign key" "$(keyfields host-0001 0 1 0xdead)" "0x000000000000dead 1 0"
 check smd_stop
 
 # 5. No m_key: M_Key 0 on every SMP, the ports' keys cleared where smd can see them
