@@ -217,8 +217,8 @@ static void fill_window(struct txn *t)
 		s->give_up = txn_now_us() +
 			     (uint64_t)(t->cfg.retries + 1) * t->cfg.timeout_ms * 1000u;
 		if (t->mkey)
-			s->req.mkey = t->mkey(t->mkey_arg, &s->req,
-					      s->req.hdr.mgmt_class == MAD_CLASS_SMI_DR ? 0 : s->dlid);
+			s->req.mkey = t->mkey(t->mkey_arg, &s->req, s->req.hdr.mgmt_class ==
+					      MAD_CLASS_SMI_DR ? 0 : s->dlid);
 		if (smp_encode(&s->req, s->wire) < 0) {
 			/* Caller built an impossible SMP: fail it, never send it */
 			s->tries = 1;

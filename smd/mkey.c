@@ -521,8 +521,9 @@ static void unknown(struct mkey *m, struct mk_port *e, const struct port_info *p
 		if (e->lease_known && e->lease)
 			snprintf(lease, sizeof(lease), " (M_KeyLeasePeriod %u s)", e->lease);
 		if (!e->lease_known || e->lease)
-			log_warn("M_Key unknown: %s does not take smd's M_Key (%s; another SM or an "
-				 "old m_key set one): smd takes it back when its lease has run out%s",
+			log_warn("M_Key unknown: %s does not take smd's M_Key (%s; another SM "
+				 "or an old m_key set one): smd takes it back when its lease has "
+				 "run out%s",
 				 e->name, why, lease);
 	}
 	if (knew)
@@ -532,9 +533,10 @@ static void unknown(struct mkey *m, struct mk_port *e, const struct port_info *p
 	if (e->lease_known && !e->lease) {
 		e->due_us = e->since_us + MK_SLOW_S * US;
 		if (!e->said)
-			log_error("M_Key unknown: %s does not take smd's M_Key (%s; another SM or an "
-				  "old m_key set one) and its M_KeyLeasePeriod is 0: smd cannot take "
-				  "it back; reset the port, or give it smd's key", e->name, why);
+			log_error("M_Key unknown: %s does not take smd's M_Key (%s; another SM "
+				  "or an old m_key set one) and its M_KeyLeasePeriod is 0: smd "
+				  "cannot take it back; reset the port, or give it smd's key",
+				  e->name, why);
 		e->said = true;
 	}
 }
@@ -565,7 +567,7 @@ void mkey_set_refused(struct smd *smd, const struct fab_port *p, const struct po
 struct take_ctx {
 	struct mkey *m;
 	uint64_t guid;
-	struct fab_port *port;		/* mkey_takeover: the model's port (lives through the sweep) */
+	struct fab_port *port;		/* mkey_takeover: the model's port (lives as long) */
 	bool recover;			/* the loop's, after a lease ran out */
 };
 
@@ -591,11 +593,12 @@ static void take_cb(void *arg, int status, const struct smp *req, const struct s
 		if (tc->recover)
 			m->st.recovered++;
 		if (tc->recover)
-			log_notice("M_Key: took %s back after its lease ran out: it holds smd's key "
-				   "again", e->name);
+			log_notice("M_Key: took %s back after its lease ran out: it holds "
+				   "smd's key again", e->name);
 		else
 			log_notice("M_Key: %s held %s: it holds smd's key now", e->name,
-				   e->prev ? "the previous m_key's key" : "another key, which it showed");
+				   e->prev ? "the previous m_key's key" :
+				   "another key, which it showed");
 		e->state = MK_NONE;
 		if (tc->recover)
 			m->smd->resweep = true;	/* its LID, state, ...: a sweep sets them */
@@ -920,10 +923,12 @@ void mkey_trap(struct smd *smd, const uint8_t *mad, size_t len, const struct fab
 	if (n.dr_notice)
 		snprintf(dr, sizeof(dr), ", by directed route (%u hops)", n.dr_hops);
 	snprintf(m->last, sizeof(m->last), "%s (LID %u) refused a %s of %s (modifier 0x%08x) "
-		 "from %s%s with %s", src ? port_text(src, a, sizeof(a)) : "a port not in the model",
+		 "from %s%s with %s",
+		 src ? port_text(src, a, sizeof(a)) : "a port not in the model",
 		 slid, method_name(n.method), attr_name(n.attr_id), n.attr_mod,
 		 own ? "this SM" : req_port ? port_text(req_port, b, sizeof(b)) :
-		 n.lid && n.lid < LID_PERMISSIVE ? "a LID not in the model" : "an unknown requester",
+		 n.lid && n.lid < LID_PERMISSIVE ? "a LID not in the model" :
+		 "an unknown requester",
 		 dr, n.mkey ? "a wrong M_Key" : "no M_Key");
 	if (req_port || (n.lid && n.lid < LID_PERMISSIVE)) {
 		size_t l = strlen(m->last);
@@ -968,7 +973,8 @@ bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t l
 	if (i == 1) {
 		const struct mkey_stats *s = &m->st;
 
-		snprintf(buf, len, "bad_mkey_traps: %" PRIu64 " (%" PRIu64 " about smd's own SMPs), "
+		snprintf(buf, len, "bad_mkey_traps: %" PRIu64 " (%" PRIu64
+			 " about smd's own SMPs), "
 			 "%" PRIu64 " ports read to stop a lease; ports taken over: %" PRIu64
 			 " (%" PRIu64 " after their lease ran out)", s->traps, s->traps_own,
 			 s->guards, s->taken, s->recovered);

@@ -252,11 +252,15 @@ static int load_net(const char *path)
 					continue;
 				cur = pass ? node_by_name(name) : nnodes;
 				if (pass == 0) {
-					nodes = realloc(nodes, (size_t)(nnodes + 1) * sizeof(*nodes));
-					if (!nodes)
+					struct node *nn = realloc(nodes, (size_t)(nnodes + 1) *
+								  sizeof(*nodes));
+
+					if (!nn)
 						return -1;
+					nodes = nn;
 					memset(&nodes[nnodes], 0, sizeof(*nodes));
-					snprintf(nodes[nnodes].name, sizeof(nodes[0].name), "%s", name);
+					snprintf(nodes[nnodes].name, sizeof(nodes[0].name), "%s",
+						 name);
 					nodes[nnodes].type = type;
 					nodes[nnodes].nports = atoi(e);
 					nodes[nnodes].guid = guid;
@@ -337,7 +341,8 @@ static void slot_name(int slot, char *buf, size_t len)
 	}
 	/* ibsim: a CA port's GUID is the node GUID plus the port number */
 	snprintf(buf, len, "node=%s port=%d guid=0x%016llx", nodes[i].name, p,
-		 (unsigned long long)(nodes[i].guid + (nodes[i].type == NODE_CA ? (unsigned)p : 0)));
+		 (unsigned long long)(nodes[i].guid +
+				      (nodes[i].type == NODE_CA ? (unsigned int)p : 0)));
 }
 
 /*

@@ -93,8 +93,10 @@ cat rogue2
 check grep -q "^get: mkey 0x0000000000000000 protect 1 lease 3" rogue2
 check grep -q "^set: no answer" rogue2
 check grep -q "^violation node=sw-01 port=0 .* method=0x02 attr=0x0015 .*from=host-0001" sma.log
-check wait_for "$tmp/out1" \
-	"Bad M_Key trap: sw-01 port 0 (GUID 0x0011750000000001) (LID [0-9]*) refused a Set of PortInfo (modifier 0x00000000) from host-0001 port 1 (GUID 0x0002c90300000009), by directed route (2 hops) with no M_Key" 1
+sw1="sw-01 port 0 (GUID 0x0011750000000001) (LID [0-9]*)"
+h1="host-0001 port 1 (GUID 0x0002c90300000009)"
+check wait_for "$tmp/out1" "Bad M_Key trap: $sw1 refused a Set of PortInfo (modifier 0x00000000)\
+ from $h1, by directed route (2 hops) with no M_Key" 1
 after=$(pinfo smhost 0,1 0 "$k_sw1")
 expect "sw-01 after the refused Set: key, bits, lease, state" "$(echo "$after" | cut -d' ' -f1-3,5)" \
 	"$(echo "$before" | cut -d' ' -f1-3,5)"
@@ -187,8 +189,8 @@ SIM_HOST=host-0001 sim_run "$ROGUE" mkey set 0 1 "$(k2 0x0002c90300000009)" 0xde
 check grep -q "^set: mkey 0x000000000000dead protect 1 lease 0" rogue4c
 # (a light sweep reads switches only: a CA port's new key shows in a heavy one)
 ctl resweep --heavy >/dev/null
-check wait_for "$tmp/out3b" "M_Key unknown: host-0001 port 1 (GUID 0x0002c90300000009) .* M_KeyLeasePeriod is 0: smd cannot take it back" 1
-check grep -q "^mkey_unknown_port: host-0001 port 1 (GUID 0x0002c90300000009), lease period 0: cannot be taken back" <(ctl status)
+check wait_for "$tmp/out3b" "M_Key unknown: $h1 .* M_KeyLeasePeriod is 0: smd cannot take it back" 1
+check grep -q "^mkey_unknown_port: $h1, lease period 0: cannot be taken back" <(ctl status)
 expect "host-0001 keeps the foreign key" "$(keyfields host-0001 0 1 0xdead)" "0x000000000000dead 1 0"
 check smd_stop
 
