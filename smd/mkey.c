@@ -11,6 +11,7 @@
 #include "db/store.h"
 #include "mad/txn.h"
 #include "mad/wire.h"
+#include "smd/json.h"
 #include "smd/log.h"
 #include "smd/mkey.h"
 #include "smd/siphash.h"
@@ -873,8 +874,7 @@ static void guard_cb(void *arg, int status, const struct smp *req, const struct 
 {
 	(void)arg, (void)req, (void)resp;
 	if (status < 0)
-		log_debug("M_Key: the read that stops a port's lease failed: %s",
-			  strerror(-status));
+		log_debug_errno(status, "M_Key: the read that stops a port's lease failed");
 }
 
 static void guard(struct mkey *m, const struct fab_port *src)
@@ -1014,4 +1014,47 @@ bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t l
 		return true;
 	}
 	return false;
+}
+
+void mkey_status_json(const struct smd *smd, struct json *j)
+{
+	const struct mkey *m = smd->mkey;
+	const struct smd_config *c = &smd->cfg;
+	uint64_t now = txn_now_us();
+
+	json_obj_begin(j, "m_key");
+	json_bool(j, "set", c->m_key != 0);
+	json_u64(j, "protect_bits", c->m_key_protect_bits);
+	json_u64(j, "lease_period", c->m_key_lease_period);
+	if (m) {
+		json_u64(j, "bad_mkey_traps", m->st.traps);
+		json_u64(j, "bad_mkey_traps_own", m->st.traps_own);
+		json_u64(j, "lease_stopping_reads", m->st.guards);
+		json_u64(j, "taken_over", m->st.taken);
+		json_u64(j, "recovered", m->st.recovered);
+		if (m->last[0]) {
+			json_obj_begin(j, "bad_mkey_last");
+			json_i64(j, "time", (int64_t)m->last_when);
+			json_str(j, "text", m->last);
+			json_obj_end(j);
+		}
+		json_arr_begin(j, "unknown");
+		for (size_t i = 0; i < m->size; i++) {
+			const struct mk_port *e = &m->ports[i];
+
+			if (!e->guid || e->state != MK_UNKNOWN)
+				continue;
+			json_obj_begin(j, NULL);
+			json_hex64(j, "guid", e->guid);
+			json_str(j, "port", e->name);
+			if (e->lease_known && !e->lease)
+				json_null(j, "read_again_s");
+			else
+				json_u64(j, "read_again_s", e->due_us > now ?
+					 (e->due_us - now + US - 1) / US : 0);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+	}
+	json_obj_end(j);
 }

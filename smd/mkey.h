@@ -111,5 +111,12 @@ struct mkey_stats {
 const struct mkey_stats *mkey_stats(const struct smd *smd);
 /* Line i of what smctl status shows (no newline); false past the last */
 bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t len);
+struct json;
+/*
+ * The same as member "m_key" of smctl status --json: the settings, the
+ * counts, the last Bad M_Key trap, the ports with an unknown key
+ * (read_again_s null: lease 0, never)
+ */
+void mkey_status_json(const struct smd *smd, struct json *j);
 
 #endif

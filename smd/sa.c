@@ -355,12 +355,16 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 
 	uint16_t owner = owner_of(sa, from->slid);
 
-	/* A retransmitted request restarts its transfer */
+	/*
+	 * A retransmitted request restarts its transfer: the old one counts
+	 * as given up, so that started - done - aborted stays what is open
+	 */
 	for (x = sa->xfers; x; x = x->next)
 		if (x->dlid == from->slid && x->qpn == from->qpn &&
 		    (uint32_t)x->tid == (uint32_t)req->hdr.tid) {
 			xfer_unlink(sa, x);
 			xfer_free(x);
+			sa->stats.rmpp_aborted++;
 			break;
 		}
 	if (sa->nxfers >= SA_MAX_XFERS || sa->port_xfers[owner] >= lim_xfers(sa)) {

@@ -44,6 +44,11 @@ k_smhost=$(key_of 0x0002c90300000005)
 k_host1=$(key_of 0x0002c90300000009)
 k_sw1=$(key_of 0x0011750000000001)
 k_sw2=$(key_of 0x0011750000000002)
+# jget EXPR: a Python expression over d, smctl status --json
+jget() {
+	ctl --json status >st.json || true
+	python3 -c 'import json, sys; d = json.load(open("st.json")); print(eval(sys.argv[1]))' "$1"
+}
 # pinfo HOST PATH PORT [KEY]: "M_Key ProtectBits LeasePeriod Violations State" by smpquery
 pinfo() {
 	SIM_HOST=$1 sim_run smpquery -K ${4:+-y "$4"} -D portinfo "$2" "$3" 2>/dev/null | awk -F'[.]+' '
@@ -107,6 +112,9 @@ check wait_for sma.log "^lease-stopped node=sw-01 port=0" 1
 ctl status >st2
 check grep -q "^bad_mkey_traps: 1 (0 about smd's own SMPs), 1 ports read to stop a lease" st2
 check grep -q "^bad_mkey_last: .* sw-01 port 0 .* from host-0001 port 1" st2
+expect "smctl --json: m_key set, bits, lease, traps" \
+	"$(jget '[d["m_key"][k] for k in ("set", "protect_bits", "lease_period", "bad_mkey_traps")]')" \
+	"[True, 1, 3, 1]"
 # A Bad M_Key trap is no reason to sweep
 check grep -q "^sweeps: 1 heavy" st2
 check smd_stop
@@ -145,6 +153,9 @@ check grep -q "^set: mkey 0x00000000f0f0f0f0 protect 2 lease 3" rogue4
 ctl resweep >/dev/null
 check wait_for "$tmp/out3b" "M_Key unknown: sw-02 port 0 (GUID 0x0011750000000002) does not take smd's M_Key" 1
 check grep -q "^mkey_unknown: 1" <(ctl status)
+expect "smctl --json: the port with an unknown key" \
+	"$(jget '[(u["guid"], u["read_again_s"] is not None) for u in d["m_key"]["unknown"]]')" \
+	"[('0x0011750000000002', True)]"
 check wait_for "$tmp/out3b" "M_Key: took sw-02 port 0 (GUID 0x0011750000000002) back after its lease ran out" 1
 check grep -q "^lease-expired node=sw-02 port=0" sma.log
 expect "sw-02 taken back, read with smd's key" "$(keyfields host-0001 0,1 0 "$k_sw2")" \
@@ -191,6 +202,9 @@ check grep -q "^set: mkey 0x000000000000dead protect 1 lease 0" rogue4c
 ctl resweep --heavy >/dev/null
 check wait_for "$tmp/out3b" "M_Key unknown: $h1 .* M_KeyLeasePeriod is 0: smd cannot take it back" 1
 check grep -q "^mkey_unknown_port: $h1, lease period 0: cannot be taken back" <(ctl status)
+expect "smctl --json: lease 0, never read again" \
+	"$(jget '[(u["guid"], u["read_again_s"]) for u in d["m_key"]["unknown"]]')" \
+	"[('0x0002c90300000009', None)]"
 expect "host-0001 keeps the foreign key" "$(keyfields host-0001 0 1 0xdead)" "0x000000000000dead 1 0"
 check smd_stop
 
@@ -202,6 +216,8 @@ printf 'sweep_interval = 0\n' >conf5
 smd_start conf5 "$tmp/db" "$tmp/out5"
 check wait_for "$tmp/out5" "subnet UP" 1
 check grep -q "^m_key: none" <(ctl status)
+expect "smctl --json without m_key" "$(jget 'd["m_key"]["set"], d["m_key"]["unknown"]')" \
+	"(False, [])"
 check smd_stop
 expect "SMPs that carried an M_Key" "$(grep -c "^key-seen" sma.log)" 0
 expect "Sets that wrote an M_Key field" "$(grep -c "^set " sma.log)" 0
