@@ -41,6 +41,7 @@
 #include "smd/log.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
+#include "smd/mkey.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
@@ -264,6 +265,11 @@ static void arm_txn_timer(struct loop *lp)
 void loop_kick(struct loop *lp)
 {
 	sd_event_source_set_enabled(lp->kick, SD_EVENT_ONESHOT);
+}
+
+static void kick_arg(void *arg)
+{
+	loop_kick(arg);
 }
 
 /* ---- the worker thread ---- */
@@ -997,6 +1003,9 @@ static int add_sources(struct loop *lp)
 		if (r < 0)
 			return setup_failed("take the signals", r);
 	}
+	r = mkey_attach(smd, lp->ev, kick_arg, lp);
+	if (r < 0)
+		return setup_failed("create the M_Key timer", r);
 	r = sd_event_add_time(lp->ev, &lp->sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, lp);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);

@@ -22,6 +22,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/mkey.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -401,6 +402,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
+	r = mkey_new(&smd);
+	if (r < 0) {
+		log_error_errno(r, "cannot set up M_Keys");
+		goto out;
+	}
+	txn_set_mkey(smd.txn, mkey_for_smp, &smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
 		log_error_errno(r, "cannot set up multicast");
@@ -423,6 +431,7 @@ int main(int argc, char **argv)
 	}
 out:
 	trap_table_free(smd.trapt);
+	mkey_free(&smd);
 	sa_free(smd.sa);
 	if (!smd.abandoned) {
 		/* else the worker may still read them: smd exits without freeing them */

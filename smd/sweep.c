@@ -36,6 +36,7 @@
 #include "smd/log.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
+#include "smd/mkey.h"
 #include "smd/sweep.h"
 #include "topo/discover.h"
 #include "topo/lid.h"
@@ -247,6 +248,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			r = node_info_decode(resp->data, &ni);
 			if (!r)
 				r = disc_node_info(sw->disc, p, &ni);
+			if (!r)
+				mkey_node_info(sw->smd, &p->path, &ni);
 			break;
 		}
 		case DISC_NODE_DESC: {
@@ -271,6 +274,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			r = port_info_decode(resp->data, &pi);
 			if (!r)
 				r = disc_port_info(sw->disc, p, &pi);
+			if (!r && fabric_port(p->node, p->port))
+				mkey_port_read(sw->smd, fabric_port(p->node, p->port), &pi);
 			break;
 		}
 		}
@@ -454,6 +459,15 @@ static void pkey_cb(void *arg, int status, const struct smp *req, const struct s
 	free(sc);
 }
 
+/*
+ * Before any Set: ports holding a key smd knows but does not want get one
+ * Set each with smd's (smd/mkey.c); the driver waits for their answers
+ */
+static int mkey_enter(struct sweep *sw)
+{
+	return mkey_takeover(sw->smd, sw->f);
+}
+
 static int pkeys_enter(struct sweep *sw)
 {
 	sw->t_program = txn_now_us();
@@ -520,6 +534,8 @@ static void port_reread_cb(void *arg, int status, const struct smp *req, const s
 	char lbl[160];
 
 	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
+		/* Refused for its M_Key? (before pi: the count of violations tells) */
+		mkey_set_refused(sc->sw->smd, sc->port, &pi);
 		sc->port->pi = pi;
 		port_check(sc->sw, sc->port, sc->want_state);
 	} else {
@@ -540,6 +556,7 @@ static void port_set_cb(void *arg, int status, const struct smp *req, const stru
 	char lbl[160];
 
 	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
+		mkey_port_read(sc->sw->smd, p, &pi);
 		p->pi = pi;
 		port_check(sc->sw, p, sc->want_state);
 		free(sc);
@@ -561,10 +578,13 @@ static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port
 {
 	struct set_ctx *sc;
 	struct smp req;
+	struct port_info set = *pi;
 	const struct dr_path *route = fabric_port_route(p);
 
-	if (!route)
+	/* A port that refuses smd's M_Key is left alone until smd has it back */
+	if (!route || mkey_locked(sw->smd, p))
 		return 0;
+	mkey_fill(sw->smd, p, &set);
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
@@ -572,7 +592,7 @@ static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port
 	sc->port = p;
 	sc->want_state = want_state;
 	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, p->num, route);
-	port_info_encode(pi, req.data);
+	port_info_encode(&set, req.data);
 	sw->res->port_sets++;
 	return submit(sw, &req, port_set_cb, sc);
 }
@@ -643,7 +663,8 @@ static int phase_configure_ports(struct sweep *sw)
 				 pi.gid_prefix != p->pi.gid_prefix ||
 				 pi.subnet_timeout != p->pi.subnet_timeout ||
 				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls ||
-				 pi.vl_high_limit != p->pi.vl_high_limit;
+				 pi.vl_high_limit != p->pi.vl_high_limit ||
+				 mkey_port_differs(sw->smd, p);
 			port_info_nochange(&pi);
 			/*
 			 * A new master asks every host to register again (IBA
@@ -1570,6 +1591,7 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "elect",       elect_enter,    NULL,        NULL,                  elect_done,   ELECT },
 	{ "lids",        NULL,           lids_work,   NULL,                  lids_done,    0 },
 	{ "route",       route_enter,    route_work,  NULL,                  route_done,   0 },
+	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
 	{ "pkeys",       pkeys_enter,    NULL,        phase_read_pkeys,      NULL,         0 },
 	{ "vl-tables",   vl_plan_enter,  NULL,        phase_vl_tables,       NULL,         0 },
 	{ "ports",       NULL,           NULL,        phase_configure_ports, NULL,         0 },
@@ -1650,6 +1672,7 @@ static int sweep_end(struct sweep *sw)
 		route_result_free(smd->routes);
 		fabric_free(smd->fabric);
 		smd->fabric = sw->f;
+		mkey_model(smd, sw->own);
 		smd->routes = sw->routes;
 		sw->f = NULL;
 		sw->routes = NULL;
@@ -1782,6 +1805,7 @@ int sweep_start(struct smd *smd, struct sweep_result *res, struct sweep **out)
 	}
 	txn_stats_reset(smd->txn);
 	smd->act_count++;
+	mkey_sweep_start(smd);
 	mcast_sweep_begin(smd);
 	log_record(&sw->problems);
 	*out = sw;
