@@ -55,6 +55,7 @@ struct sa_xfer {
 struct sl2vl_item {
 	uint16_t lid;
 	uint8_t in, out;
+	uint8_t rec_out;	/* OutputPortNum in the record: a CA port asked for as 0 */
 	uint8_t vl[16];
 	bool ok;
 };
@@ -235,6 +236,7 @@ int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *
 	sa->guid_size = size;
 	sa->f = f;
 	sa->routes = f ? routes : NULL;
+	sa->any_sl = !sa->routes || route_vls_used(sa->routes) <= 1;
 	return 0;
 }
 
@@ -525,10 +527,16 @@ int sa_rec_add(struct records *r, const uint8_t *rec, size_t size)
 /* Add cand if it matches the request on the masked fields */
 int sa_rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand)
 {
+	return sa_rec_offer_mask(r, req, req->comp_mask, cand);
+}
+
+int sa_rec_offer_mask(struct records *r, const struct sa_mad *req, uint64_t mask,
+		      const uint8_t *cand)
+{
 	uint16_t attr = req->hdr.attr_id;
 	size_t size = sa_record_size(attr);
 
-	if (!sa_record_match(attr, cand, req->data, req->comp_mask))
+	if (!sa_record_match(attr, cand, req->data, mask))
 		return 0;
 	return sa_rec_add(r, cand, size);
 }
@@ -594,13 +602,28 @@ static int collect_nodes(struct sa *sa, const struct sa_mad *req, struct records
 	return for_each_endport(sa, req, r, node_record);
 }
 
+/*
+ * PortInfoRecord: CapabilityMask and CapabilityMask2 in the mask match
+ * every port that has at least the bits asked for (IBA 15.2.5.3, as
+ * IsPortInfoCapMaskMatchSupported promises), the other fields exactly.
+ */
 static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
 {
 	const struct fabric *f = sa->f;
 	uint8_t rec[72];
 	uint16_t want = 0;
 	bool one = lid_filter(req, &want);
+	uint64_t m = req->comp_mask;
+	uint64_t cap = 0, cap2 = 0;
+	bool by_cap = m & (UINT64_C(1) << PIR_FIELD_CAP_MASK);
+	bool by_cap2 = m & (UINT64_C(1) << PIR_FIELD_CAP_MASK2);
 	int e = 0;
+
+	if (by_cap)
+		cap = sa_record_field(SA_ATTR_PORT_INFO_RECORD, req->data, PIR_FIELD_CAP_MASK);
+	if (by_cap2)
+		cap2 = sa_record_field(SA_ATTR_PORT_INFO_RECORD, req->data, PIR_FIELD_CAP_MASK2);
+	m &= ~((UINT64_C(1) << PIR_FIELD_CAP_MASK) | (UINT64_C(1) << PIR_FIELD_CAP_MASK2));
 
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -614,8 +637,11 @@ static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct re
 				continue;
 			if (!swlid && pn == 0)
 				continue;
+			if ((by_cap && (p->pi.cap_mask & cap) != cap) ||
+			    (by_cap2 && (p->pi.cap_mask2 & cap2) != cap2))
+				continue;
 			sa_port_info_record_encode(lid, (uint8_t)pn, &p->pi, rec);
-			e = sa_rec_offer(r, req, rec);
+			e = sa_rec_offer_mask(r, req, m, rec);
 		}
 	}
 	return e;
@@ -757,6 +783,19 @@ static int collect_guid_infos(struct sa *sa, const struct sa_mad *req, struct re
 }
 
 /*
+ * Tools address a CA port's tables as port 0 (the SMP's attribute modifier
+ * is ignored by a CA, IBA 14.2.5.8): a request for output port 0 at a CA
+ * port's LID names that port, and its records say 0 back.
+ */
+static uint8_t ca_rec_port(const struct sa_mad *req, unsigned int field, uint8_t port)
+{
+	uint64_t bit = UINT64_C(1) << field;
+
+	return (req->comp_mask & bit) && !sa_record_field(req->hdr.attr_id, req->data, field) ?
+	       0 : port;
+}
+
+/*
  * VLArbitrationTableRecord (IBA 15.2.5.9): the tables smd programmed, on
  * the ports of the nodes where programming (and the read-back) succeeded.
  * Records name the output port: a switch's cabled ports under its LID, a CA
@@ -766,6 +805,8 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 		      const struct sa_mad *req, struct records *r)
 {
 	uint8_t rec[72], tab[SMP_DATA_SIZE];
+	uint8_t rec_port = q->node->type == NODE_TYPE_SWITCH ? q->num :
+			   ca_rec_port(req, 1, q->num);
 	int e = 0;
 
 	if (!q->pi_valid || !fabric_port_linked(q))
@@ -782,7 +823,7 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 			memcpy(ent, sa->env->vlarb + high * 2 * VL_ARB_BLOCK_SIZE +
 			       b * VL_ARB_BLOCK_SIZE, n * sizeof(ent[0]));
 			vl_arb_block_encode(ent, tab);
-			sa_vlarb_record_encode(lid, q->num, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
+			sa_vlarb_record_encode(lid, rec_port, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
 							       VL_ARB_LOW_0_31) + b), tab, rec);
 			e = sa_rec_offer(r, req, rec);
 		}
@@ -902,19 +943,29 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 		return -1;
 	/*
 	 * The SL the routing engine gave this path: the SL-to-VL tables put it
-	 * on the VL the deadlock analysis chose for every hop.
+	 * on the VL the deadlock analysis chose for every hop. Routes on one VL
+	 * are deadlock-free whatever SL a packet carries: a requested SL is
+	 * honoured then (IBA 15.2.5.16 lets the SA choose among valid SLs).
 	 */
 	sl = route_path_sl(sa->routes, slid, dlid);
 	pr->sl = sl < 0 ? 0 : (uint8_t)sl;
-	if ((m & PR_CM_SL) && w->sl != pr->sl)
-		return -1;
-	if ((m & PR_CM_QOS_CLASS) && w->qos_class)
-		return -1;
-	if ((m & PR_CM_RAW_TRAFFIC) && w->raw_traffic)
-		return -1;
+	if ((m & PR_CM_SL) && w->sl != pr->sl) {
+		if (!sa->any_sl)
+			return -1;
+		pr->sl = w->sl;
+	}
+	/*
+	 * smd has no QoS policy: every QoSClass is carried on the path's SL,
+	 * and the record names the class asked for (rdma_cm sets it from the
+	 * socket's ToS). Raw packets take the same routes (smd never enables
+	 * raw filtering); FlowLabel, TClass and HopLimit are the requester's
+	 * own GRH fields, any of them valid on a path inside the subnet.
+	 */
+	pr->qos_class = (m & PR_CM_QOS_CLASS) ? w->qos_class : 0;
+	pr->raw_traffic = (m & PR_CM_RAW_TRAFFIC) ? w->raw_traffic : 0;
 	pr->flow_label = (m & PR_CM_FLOW_LABEL) ? w->flow_label : 0;
 	pr->tclass = (m & PR_CM_TCLASS) ? w->tclass : 0;
-	pr->hop_limit = 0;	/* local subnet: no GRH needed */
+	pr->hop_limit = (m & PR_CM_HOP_LIMIT) ? w->hop_limit : 0;
 	if (m & PR_CM_MTU) {
 		if (mtu_select((m & PR_CM_MTU_SELECTOR) ? w->mtu_selector : SA_SELECTOR_EQ, w->mtu,
 			       a.mtu, &pr->mtu) < 0)
@@ -947,8 +998,13 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	}
 	pr->plt_selector = SA_SELECTOR_EQ;
 	pr->preference = 0;
-	if ((m & PR_CM_REVERSIBLE) && w->reversible && !pr->reversible)
-		return -1;
+	/* Reversible: the way back exists too (IBA 15.2.5.16), not only this one */
+	if ((m & PR_CM_REVERSIBLE) && w->reversible) {
+		struct path_attr back;
+
+		if (path_lookup(sa->pt, dlid, slid, &back) < 0)
+			return -1;
+	}
 	return 0;
 }
 
@@ -997,30 +1053,38 @@ static int pr_side(struct sa *sa, bool by_lid, uint16_t lid, bool by_gid, const 
 	return 0;
 }
 
+/*
+ * Every (SLID, DLID) pair of two ports, in an order that changes both LIDs
+ * from one path to the next: (0,0), (1,1), ... then (0,1), (1,2), ... With
+ * LMC > 0 each LID of a port is routed over other links, so the first
+ * NumbPath paths of a pair are as disjoint as the routes allow.
+ */
 static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
 		   const struct pr_side *ss, const struct fab_port *dst, const struct pr_side *ds,
 		   struct records *r, unsigned int *limit)
 {
 	unsigned int sn = ss->lid ? 1 : 1u << src->lmc, dn = ds->lid ? 1 : 1u << dst->lmc;
+	unsigned int pref = 0;
 
-	for (unsigned int i = 0; i < sn; i++) {
-		for (unsigned int j = 0; j < dn; j++) {
-			uint16_t slid = ss->lid ? ss->lid : (uint16_t)(src->lid + i);
-			uint16_t dlid = ds->lid ? ds->lid : (uint16_t)(dst->lid + j);
-			struct path_record pr;
-			uint8_t rec[64];
-			int e;
+	for (unsigned int k = 0; k < sn * dn; k++) {
+		unsigned int i = k % sn, j = (i + k / sn) % dn;
+		uint16_t slid = ss->lid ? ss->lid : (uint16_t)(src->lid + i);
+		uint16_t dlid = ds->lid ? ds->lid : (uint16_t)(dst->lid + j);
+		struct path_record pr;
+		uint8_t rec[64];
+		int e;
 
-			if (*limit == 0)
-				return 0;
-			if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
-				continue;
-			path_record_encode(&pr, rec);
-			e = sa_rec_add(r, rec, 64);
-			if (e)
-				return e;
-			(*limit)--;
-		}
+		if (*limit == 0)
+			return 0;
+		if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
+			continue;
+		/* 0 is the most preferred path of the pair (IBA 15.2.5.16) */
+		pr.preference = (uint8_t)(pref < 255 ? pref++ : 255);
+		path_record_encode(&pr, rec);
+		e = sa_rec_add(r, rec, 64);
+		if (e)
+			return e;
+		(*limit)--;
 	}
 	return 0;
 }
@@ -1076,7 +1140,14 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 		.resp_time_value = 18,
 	};
 
-	/* Only what is served: multicast groups, send-only full members among them */
+	/*
+	 * Exactly what is served (IBA 15.2.1.2): PortInfoRecord CapabilityMask
+	 * and CapabilityMask2 matching, rate codes of the extended speeds;
+	 * multicast groups and send-only full members among them; the rest as
+	 * its records are served.
+	 */
+	c.cap_mask = SA_CAP_PORTINFO_CAPMASK_MATCH;
+	c.cap_mask2 = SA_CAP2_EXTENDED_SPEEDS | SA_CAP2_PORTINFO_CAPMASK2_MATCH;
 	if (sa->mc) {
 		c.cap_mask |= SA_CAP_UD_MCAST;
 		c.cap_mask2 |= SA_CAP2_SENDONLY_FULL_MEMBER;
@@ -1116,7 +1187,7 @@ static void sl2vl_finish(struct sa_pending *q)
 
 		if (!q->items[i].ok)
 			continue;
-		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].out,
+		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].rec_out,
 				       q->items[i].vl, rec);
 		e = sa_rec_offer(&recs, &q->req, rec);
 	}
@@ -1149,13 +1220,15 @@ static void sl2vl_done(void *arg, int status, const uint8_t vl[16])
 		sl2vl_finish(q);
 }
 
-static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, size_t *cap)
+static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, bool ca,
+		     size_t *cap)
 {
 	uint64_t m = q->req.comp_mask;
+	uint8_t rec_out = ca ? ca_rec_port(&q->req, 2, out) : out;
 
 	/* Fields 1 and 2 (IBA 15.2.5.4) narrow what must be read */
 	if (((m & 2) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 1) != in) ||
-	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != out))
+	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != rec_out))
 		return 0;
 	if (q->n >= SL2VL_MAX_READS)
 		return -E2BIG;
@@ -1172,6 +1245,7 @@ static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out
 	q->items[q->n].lid = lid;
 	q->items[q->n].in = in;
 	q->items[q->n].out = out;
+	q->items[q->n].rec_out = rec_out;
 	q->n++;
 	return 0;
 }
@@ -1220,7 +1294,8 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 					continue;
 				for (unsigned int out = 1; out <= n->num_ports && !e; out++)
 					if (out != in && fabric_port_linked(&n->ports[out]))
-						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out, &cap);
+						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out,
+							      false, &cap);
 			}
 			continue;
 		}
@@ -1229,7 +1304,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 
 			if (!p->lid || !p->has_path || (one && p->lid != want))
 				continue;
-			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, &cap);
+			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, true, &cap);
 		}
 	}
 	if (e) {

@@ -25,6 +25,7 @@ struct sa {
 	struct sa_pending *pending;
 	const struct fabric *f;
 	const struct route_result *routes;	/* SLs of the paths; NULL: SL 0 */
+	bool any_sl;			/* one-VL routes: every SL is safe on every path */
 	struct path_table *pt;
 	struct fab_port **by_guid;	/* endports by port GUID, open addressing */
 	size_t guid_size;
@@ -46,6 +47,9 @@ struct sa {
 int sa_rec_add(struct records *r, const uint8_t *rec, size_t size);
 /* Add cand if it matches the request on the masked fields */
 int sa_rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand);
+/* The same on the fields of mask (the request's, some bits handled by the caller) */
+int sa_rec_offer_mask(struct records *r, const struct sa_mad *req, uint64_t mask,
+		      const uint8_t *cand);
 /* The endport with port GUID guid in the model served, or NULL */
 struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid);
 

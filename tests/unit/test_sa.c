@@ -334,12 +334,73 @@ static void test_path_get(void)
 	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
 		PR_CM_SLID | PR_CM_DLID | PR_CM_RATE | PR_CM_RATE_SELECTOR, rec, 64, 15);
 	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
-	/* SL must match the routing engine's (0 for min-hop) */
+	/* Routes on one VL: any SL asked for is safe and given */
 	pr.sl = 3;
 	path_record_encode(&pr, rec);
 	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID | PR_CM_SL, rec,
 		64, 16);
-	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	path_record_decode(m.data, &got);
+	CHECK_EQ(got.sl, 3);
+
+	/*
+	 * What rdma_cm sends: ServiceID, QoSClass, TClass, FlowLabel, HopLimit,
+	 * Reversible and NumbPath are all given back as asked
+	 */
+	memset(&pr, 0, sizeof(pr));
+	pr.slid = h1->lid;
+	pr.dlid = h3->lid;
+	pr.service_id = 0x0000000001060000ull | 4791;
+	pr.qos_class = 0x2a;
+	pr.tclass = 0x60;
+	pr.flow_label = 0xbeef;
+	pr.hop_limit = 64;
+	pr.reversible = 1;
+	pr.numb_path = 1;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID |
+		PR_CM_SERVICE_ID | PR_CM_QOS_CLASS | PR_CM_TCLASS | PR_CM_FLOW_LABEL |
+		PR_CM_HOP_LIMIT | PR_CM_REVERSIBLE | PR_CM_NUMB_PATH, rec, 64, 17);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	path_record_decode(m.data, &got);
+	CHECK(got.service_id == pr.service_id);
+	CHECK_EQ(got.qos_class, 0x2a);
+	CHECK_EQ(got.tclass, 0x60);
+	CHECK_EQ(got.flow_label, 0xbeef);
+	CHECK_EQ(got.hop_limit, 64);
+	CHECK_EQ(got.reversible, 1);
+	CHECK_EQ(got.preference, 0);
+	CHECK_EQ(got.slid, h1->lid);
+	/* A reversible path needs the way back: none when the LFTs lose it */
+	{
+		struct fab_node *s3 = fabric_find(fab, port_of("s2", 0)->guid);
+		uint8_t keep;
+
+		CHECK(s3 != NULL);
+		keep = s3->lft[h1->lid];
+		s3->lft[h1->lid] = LFT_PORT_NONE;
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID |
+			PR_CM_REVERSIBLE, rec, 64, 18);
+		CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		/* Not asked to be reversible: the one way is a path */
+		pr.slid = h3->lid;
+		pr.dlid = h1->lid;
+		path_record_encode(&pr, rec);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID, rec, 64,
+			19);
+		CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		pr.slid = h1->lid;
+		pr.dlid = h3->lid;
+		path_record_encode(&pr, rec);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID, rec, 64,
+			20);
+		CHECK_EQ(last_status(), 0);
+		s3->lft[h1->lid] = keep;
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	}
 	sa_free(sa);
 }
 
@@ -411,6 +472,110 @@ static void test_tables(void)
 	CHECK(n > eps);
 	free(data);
 	CHECK(sa_stats(sa)->rmpp_done >= 10);
+	sa_free(sa);
+}
+
+/*
+ * PortInfoRecord with CapabilityMask (as srp_daemon asks for
+ * IsDeviceManagementSupported): every port with at least those bits;
+ * ClassPortInfo says so. VLArbitrationTableRecords of a CA port as tools
+ * address it (port 0) and as its own number.
+ */
+static void test_capmask_vlarb(void)
+{
+	struct sa *sa;
+	struct sa_env e2 = env;
+	struct vl_arb_entry arb[2][2 * VL_ARB_BLOCK_SIZE] = { { { 0 } } };
+	struct fab_port *h3 = port_of("h3", 1), *h1 = port_of("h1", 1);
+	uint8_t *data, rec[128] = { 0 };
+	size_t n, rsize;
+	struct sa_mad m;
+	struct port_info pi = { 0 };
+	uint32_t dm = 1u << 19, keep3 = h3->pi.cap_mask, keep1 = h1->pi.cap_mask;
+
+	for (unsigned int i = 0; i < 2 * VL_ARB_BLOCK_SIZE; i++) {
+		arb[0][i] = (struct vl_arb_entry){ .vl = (uint8_t)(i % 4), .weight = 7 };
+		arb[1][i] = (struct vl_arb_entry){ .vl = 0, .weight = (uint8_t)i };
+	}
+	e2.vlarb = &arb[0][0];
+	h3->pi.cap_mask = dm | 0x2;
+	h1->pi.cap_mask = 0x2;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 40);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(wire_bits_get(m.data, 16, 16) & SA_CAP_PORTINFO_CAPMASK_MATCH,
+		 SA_CAP_PORTINFO_CAPMASK_MATCH);
+	CHECK_EQ(wire_bits_get(m.data, 16, 16) & SA_CAP_MULTIPATH, 0);
+
+	pi.cap_mask = dm;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_PORT_INFO_RECORD, data, 0), h3->lid);
+	free(data);
+	/* Both bits: still h3; a bit nobody has: none */
+	pi.cap_mask = dm | 0x2;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 1);
+	free(data);
+	pi.cap_mask = 1u << 30;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 0);
+	free(data);
+	/* CapabilityMask2 in the same way, with the LID: h3's port only */
+	h3->pi.cap_mask2 = 0x5;
+	pi.cap_mask2 = 0x4;
+	sa_port_info_record_encode(h3->lid, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, 1 | UINT64_C(1) << PIR_FIELD_CAP_MASK2, rec,
+		      68, &data, &rsize);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_PORT_INFO_RECORD, data, PIR_FIELD_CAP_MASK2), 5);
+	free(data);
+	h3->pi.cap_mask2 = 0;
+
+	/* VL arbitration: only nodes smd programmed (vlarb_sig) answer */
+	h3->node->vlarb_sig = 1;
+	h3->pi.vl_arb_low_cap = 8;
+	h3->pi.vl_arb_high_cap = 8;
+	memset(rec, 0, sizeof(rec));
+	rec[0] = (uint8_t)(h3->lid >> 8);
+	rec[1] = (uint8_t)h3->lid;
+	/* LID, port 0 (as saquery and smpquery address a CA), block 1 (low 0-31) */
+	rec[2] = 0;
+	rec[3] = VL_ARB_LOW_0_31;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 41);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 0), h3->lid);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 1), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 2), VL_ARB_LOW_0_31);
+	/* Entry 1 of the low table: VL 1, weight 7 */
+	CHECK_EQ(m.data[8 + 2], 1);
+	CHECK_EQ(m.data[8 + 3], 7);
+	/* Its own port number works too, and says so */
+	rec[2] = (uint8_t)h3->num;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 42);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 1), h3->num);
+	/* Another number does not */
+	rec[2] = 2;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 43);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	/* The whole table of that LID: low and high, 2 blocks each (cap 8: 1 each) */
+	n = get_table(sa, SA_ATTR_VLARB_RECORD, 1, rec, 72, &data, &rsize);
+	CHECK_EQ(n, 2);
+	free(data);
+	h3->node->vlarb_sig = 0;
+	h3->pi.cap_mask = keep3;
+	h1->pi.cap_mask = keep1;
 	sa_free(sa);
 }
 
@@ -486,6 +651,24 @@ static void test_sl2vl(void)
 	rec[3] = 7;
 	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 701);
 	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	/* A CA port asked for as tools do (output port 0): its one table, port 0 back */
+	{
+		struct fab_port *h3 = port_of("h3", 1);
+		struct sa_mad m;
+
+		rec[0] = (uint8_t)(h3->lid >> 8);
+		rec[1] = (uint8_t)h3->lid;
+		rec[2] = 0;
+		rec[3] = 0;
+		sl2vl_reads = 0;
+		request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 702);
+		CHECK_EQ(sl2vl_reads, 1);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK_EQ(sa_record_field(SA_ATTR_SL2VL_RECORD, m.data, 2), 0);
+		/* The fake fabric's table for out port 1: SL0 -> VL 1 */
+		CHECK_EQ(m.data[8] >> 4, 1);
+	}
 	sa_free(sa);
 }
 
@@ -1024,6 +1207,7 @@ int main(void)
 	RUN(test_status);
 	RUN(test_path_get);
 	RUN(test_tables);
+	RUN(test_capmask_vlarb);
 	RUN(test_rmpp_control);
 	RUN(test_sl2vl);
 	RUN(test_path_sl);
