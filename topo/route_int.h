@@ -65,6 +65,20 @@ struct rt_graph {
 	 */
 	uint8_t *lt;
 	uint32_t lidlen;		/* max_lid + 1 */
+	/*
+	 * LMC > 0: the arcs the other LIDs of the port being routed take now,
+	 * which its next hops avoid where a switch has another choice, so that
+	 * the paths of one port's LIDs spread over different links. NULL when
+	 * every endport has LMC 0.
+	 */
+	struct rt_sibs *sibs;
+};
+
+struct rt_sibs {
+	uint8_t *cnt;			/* [narcs] the port's other LIDs over each arc */
+	uint32_t *arcs;			/* the arcs counted, to clear them */
+	uint32_t n;
+	bool on;			/* cnt holds the siblings of the LID being routed */
 };
 
 /* What route_compute hands an engine, and what the caller gets back */
@@ -157,6 +171,18 @@ static inline size_t rt_turn(const struct rt_graph *g, uint32_t a, uint32_t b)
 /* -EPROTO when a cable has no way back (a model no engine can route) */
 int rt_graph_build(struct fabric *f, struct rt_graph *g);
 void rt_graph_free(struct rt_graph *g);
+/*
+ * Before routing d: count the arcs the port's other LIDs (LMC > 0) take in
+ * the current LFTs into g->sibs; rt_sib_clear() after. O(switches x LIDs of
+ * the port); nothing for LMC 0.
+ */
+void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d);
+void rt_sib_clear(const struct rt_graph *g);
+/* How many of the port's other LIDs leave over arc a (0 without LMC) */
+static inline uint32_t rt_sib(const struct rt_graph *g, uint32_t a)
+{
+	return g->sibs && g->sibs->on ? g->sibs->cnt[a] : 0;
+}
 /* Working LFTs: all LFT_PORT_NONE, or (load) a copy of the fabric's. 0 or -ENOMEM */
 int rt_lt_init(struct rt_graph *g, bool load);
 /* Write the working LFTs into the switches' LFTs (allocated by route_alloc_lfts) */
