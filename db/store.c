@@ -131,6 +131,20 @@ static const char *const migrations[] = {
 	"  mlid INTEGER NOT NULL CHECK (mlid BETWEEN 49152 AND 65534),"
 	"  created INTEGER NOT NULL,"
 	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
+
+	/*
+	 * 3 -> 4: registered services (SA ServiceRecords, IBA 15.2.5.14): the
+	 * record as the SA keeps it, keyed by ServiceID, ServiceGID and
+	 * ServiceP_Key; expires: when the lease ends (Unix time), 0 never
+	 */
+	"CREATE TABLE service ("
+	"  id INTEGER NOT NULL,"
+	"  gid BLOB NOT NULL CHECK (length(gid) = 16),"
+	"  pkey INTEGER NOT NULL CHECK (pkey BETWEEN 0 AND 65535),"
+	"  record BLOB NOT NULL CHECK (length(record) = 176),"
+	"  expires INTEGER NOT NULL,"
+	"  registered INTEGER NOT NULL,"
+	"  PRIMARY KEY (id, gid, pkey)) WITHOUT ROWID;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -1601,6 +1615,72 @@ int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store
 	}
 	if (!r && rc != SQLITE_DONE)
 		r = store_fail(s, rc, "reading multicast groups");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now)
+{
+	sqlite3_stmt *put = NULL, *del = NULL;
+	int r;
+
+	if (!n)
+		return 0;
+	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
+	if (r < 0)
+		return r;
+	r = prep(s, "INSERT INTO service (id, gid, pkey, record, expires, registered)"
+		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id, gid, pkey) DO UPDATE SET"
+		 " record = excluded.record, expires = excluded.expires", &put);
+	if (!r)
+		r = prep(s, "DELETE FROM service WHERE id = ?1 AND gid = ?2 AND pkey = ?3", &del);
+	for (size_t i = 0; i < n && !r; i++) {
+		sqlite3_stmt *st = v[i].present ? put : del;
+
+		/* ServiceIDs use all 64 bits: stored as the same bits, signed */
+		sqlite3_bind_int64(st, 1, (int64_t)v[i].id);
+		sqlite3_bind_blob(st, 2, v[i].gid, 16, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, v[i].pkey);
+		if (v[i].present) {
+			sqlite3_bind_blob(st, 4, v[i].record, STORE_SERVICE_SIZE, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 5, v[i].expires);
+			sqlite3_bind_int64(st, 6, now);
+		}
+		r = run(s, st, "saving a service");
+	}
+	sqlite3_finalize(put);
+	sqlite3_finalize(del);
+	if (!r)
+		r = exec(s, "COMMIT", "committing");
+	if (r < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
+			  void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT id, gid, pkey, record, expires FROM service ORDER BY id, gid, pkey",
+		     &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_service v = { .present = 1 };
+
+		/* Rows the CHECKs let through with other sizes are skipped */
+		if (sqlite3_column_bytes(st, 1) != 16 ||
+		    sqlite3_column_bytes(st, 3) != STORE_SERVICE_SIZE)
+			continue;
+		v.id = (uint64_t)sqlite3_column_int64(st, 0);
+		memcpy(v.gid, sqlite3_column_blob(st, 1), 16);
+		v.pkey = (uint16_t)sqlite3_column_int(st, 2);
+		memcpy(v.record, sqlite3_column_blob(st, 3), STORE_SERVICE_SIZE);
+		v.expires = sqlite3_column_int64(st, 4);
+		r = cb(ctx, &v);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading services");
 	sqlite3_finalize(st);
 	return r;
 }

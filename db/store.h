@@ -16,7 +16,7 @@
 #include "topo/fabric.h"
 #include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 /* How long a write waits for another process's lock before -EBUSY */
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* History kept: the newest sweeps (with their events) and events */
@@ -131,5 +131,24 @@ struct store_mcast {
 int store_mcast_save(struct store *s, const struct store_mcast *g, size_t n, int64_t now);
 int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store_mcast *g),
 			void *ctx);
+
+/*
+ * Registered services (SA ServiceRecords): the record's bytes as the SA
+ * keeps them, keyed by ServiceID, ServiceGID and ServiceP_Key (which the
+ * caller takes out of the record); expires: Unix time the lease ends, 0
+ * never. present 0 deletes.
+ */
+#define STORE_SERVICE_SIZE	176
+struct store_service {
+	uint64_t id;
+	uint8_t gid[16];
+	uint16_t pkey;
+	uint8_t record[STORE_SERVICE_SIZE];
+	int64_t expires;
+	int present;
+};
+int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now);
+int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
+			  void *ctx);
 
 #endif

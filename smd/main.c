@@ -27,6 +27,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/sa_owner.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -971,6 +972,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	sa_owner_init(&smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
 		log_error("cannot set up multicast: %s", strerror(-r));

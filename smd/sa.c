@@ -117,6 +117,8 @@ struct sa *sa_free(struct sa *sa)
 		free(q);
 	}
 	path_table_free(sa->pt);
+	sa_service_free(sa);
+	sa_guid_free(sa);
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
@@ -143,6 +145,56 @@ static size_t lim_bytes(const struct sa *sa)
 static uint64_t sa_now(const struct sa *sa)
 {
 	return sa->env->now ? sa->env->now(sa->env->ctx) : txn_now_us();
+}
+
+uint64_t sa_clock(const struct sa *sa)
+{
+	return sa_now(sa);
+}
+
+bool sa_trusted(const struct sa *sa, const struct sa_mad *req)
+{
+	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
+}
+
+/* The P_Keys p holds: its table block 0 as read, or the default one */
+static const uint16_t default_pkeys[1] = { 0xffff };
+
+static size_t port_pkeys(const struct fab_port *p, const uint16_t **out)
+{
+	if (p->pkeys_valid) {
+		*out = p->pkeys;
+		return 32;
+	}
+	*out = default_pkeys;
+	return 1;
+}
+
+bool sa_port_has_pkey(const struct fab_port *p, uint16_t pkey)
+{
+	const uint16_t *t;
+	size_t n = port_pkeys(p, &t);
+
+	if (!(pkey & 0x7fff))
+		return false;	/* the invalid P_Key (IBA 10.9.1.2) */
+	for (size_t i = 0; i < n; i++)
+		if ((t[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+bool sa_pkey_shared(const struct fab_port *p, uint16_t pkey)
+{
+	const uint16_t *t;
+	size_t n;
+
+	if (!p || !(pkey & 0x7fff))
+		return false;
+	n = port_pkeys(p, &t);
+	for (size_t i = 0; i < n; i++)
+		if ((t[i] & 0x7fff) == (pkey & 0x7fff) && ((t[i] | pkey) & 0x8000))
+			return true;
+	return false;
 }
 
 /*
@@ -188,6 +240,22 @@ struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid)
 		if (!p || p->guid == guid)
 			return p;
 	}
+}
+
+struct fab_port *sa_port_by_any_guid(const struct sa *sa, uint64_t guid)
+{
+	struct fab_port *p = sa_port_by_guid(sa, guid);
+	uint64_t owner;
+
+	if (p)
+		return p;
+	owner = sa_alias_owner(sa, guid);
+	return owner ? sa_port_by_guid(sa, owner) : NULL;
+}
+
+bool sa_port_owns_guid(const struct sa *sa, const struct fab_port *p, uint64_t guid)
+{
+	return p->guid == guid || (guid && sa_alias_owner(sa, guid) == p->guid);
 }
 
 int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *routes)
@@ -237,6 +305,8 @@ int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *
 	sa->f = f;
 	sa->routes = f ? routes : NULL;
 	sa->any_sl = !sa->routes || route_vls_used(sa->routes) <= 1;
+	if (f)
+		sa_guid_prune(sa);
 	return 0;
 }
 
@@ -265,6 +335,27 @@ static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint
 static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
 {
 	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
+}
+
+static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   uint16_t status);
+
+void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint16_t status)
+{
+	respond_status(sa, req, from, status);
+}
+
+void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint8_t method, const uint8_t *rec, size_t size)
+{
+	struct sa_mad resp;
+
+	respond_hdr(req, &resp, method, 0);
+	resp.attr_offset = (uint16_t)((size + 7) / 8);
+	memcpy(resp.data, rec, size < SA_DATA_SIZE ? size : SA_DATA_SIZE);
+	sa->stats.answered++;
+	send_mad(sa, &resp, from->slid, from->qpn);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -464,6 +555,7 @@ void sa_tick(struct sa *sa)
 	uint64_t now;
 	struct sa_xfer *x, *next;
 
+	sa_service_expire(sa);
 	if (!sa->xfers)
 		return;
 	now = sa_now(sa);
@@ -755,33 +847,6 @@ static int collect_pkeys(struct sa *sa, const struct sa_mad *req, struct records
 	return for_each_endport(sa, req, r, pkey_record);
 }
 
-static int guid_info_records(const struct fab_port *p, const struct sa_mad *req,
-			     struct records *r)
-{
-	unsigned int blocks = (p->pi.guid_cap + 7) / 8;
-	uint8_t rec[72];
-	int e = 0;
-
-	/*
-	 * GUIDInfo holds the port GUID at index 0; alias GUIDs are only ever
-	 * set by the SM, and smd sets none.
-	 */
-	for (unsigned int b = 0; b < (blocks ? blocks : 1) && !e; b++) {
-		uint64_t g[8] = { 0 };
-
-		if (b == 0)
-			g[0] = p->guid;
-		sa_guid_info_record_encode(p->lid, (uint8_t)b, g, rec);
-		e = sa_rec_offer(r, req, rec);
-	}
-	return e;
-}
-
-static int collect_guid_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
-{
-	return for_each_endport(sa, req, r, guid_info_records);
-}
-
 /*
  * Tools address a CA port's tables as port 0 (the SMP's attribute modifier
  * is ignored by a CA, IBA 14.2.5.8): a request for output port 0 at a CA
@@ -933,6 +998,11 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 		pr->sgid[8 + i] = (uint8_t)(src->guid >> (56 - 8 * i));
 		pr->dgid[8 + i] = (uint8_t)(dst->guid >> (56 - 8 * i));
 	}
+	/* GIDs asked for are the path's (an alias GID names its port's paths) */
+	if (m & PR_CM_SGID)
+		memcpy(pr->sgid, w->sgid, 16);
+	if (m & PR_CM_DGID)
+		memcpy(pr->dgid, w->dgid, 16);
 	pr->slid = slid;
 	pr->dlid = dlid;
 	pr->reversible = 1;
@@ -1017,7 +1087,8 @@ static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int
 		prefix = prefix << 8 | gid[i];
 		guid = guid << 8 | gid[8 + i];
 	}
-	p = sa_port_by_guid(sa, guid);
+	/* A port GUID, or an alias GUID a port holds (virtual functions) */
+	p = sa_port_by_any_guid(sa, guid);
 	if (!p || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000))) {
 		*status = SA_STATUS_INVALID_GID;
 		return NULL;
@@ -1152,6 +1223,8 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 		c.cap_mask |= SA_CAP_UD_MCAST;
 		c.cap_mask2 |= SA_CAP2_SENDONLY_FULL_MEMBER;
 	}
+	if (sa->env->smp)
+		c.cap_mask2 |= SA_CAP2_ADDITIONAL_GUIDS;
 	struct sa_mad resp;
 	uint8_t d[72];
 
@@ -1346,7 +1419,28 @@ static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct 
 {
 	struct sa_mad resp;
 	uint8_t rec[MCR_SIZE];
-	uint16_t status = sa_mcast_modify(sa, req, from, rec);
+	uint16_t status;
+
+	if (req->hdr.attr_id == SA_ATTR_SERVICE_RECORD) {
+		uint8_t srec[SR_SIZE];
+
+		status = sa_service_modify(sa, req, from, srec);
+		if (status)
+			respond_status(sa, req, from, status);
+		else
+			sa_respond_record(sa, req, from, req->hdr.method == SA_METHOD_DELETE ?
+					  SA_METHOD_DELETE_RESP : SA_METHOD_GET_RESP, srec,
+					  SR_SIZE);
+		return;
+	}
+	if (req->hdr.attr_id == SA_ATTR_GUID_INFO_RECORD) {
+		/* 0: the answer comes when the port has taken the block */
+		status = sa_guid_modify(sa, req, from);
+		if (status)
+			respond_status(sa, req, from, status);
+		return;
+	}
+	status = sa_mcast_modify(sa, req, from, rec);
 
 	if (status) {
 		respond_status(sa, req, from, status);
@@ -1395,9 +1489,13 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	size = sa_record_size(attr);
-	/* Set and Delete: joins and leaves of multicast groups only */
-	modify = (req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
-		 attr == SA_ATTR_MCMEMBER_RECORD;
+	/*
+	 * Set and Delete: multicast joins and leaves, services, alias GUIDs;
+	 * Set of InformInfo (subscriptions)
+	 */
+	modify = ((req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
+		  (attr == SA_ATTR_MCMEMBER_RECORD || attr == SA_ATTR_SERVICE_RECORD ||
+		   attr == SA_ATTR_GUID_INFO_RECORD));
 	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE && !modify) {
 		respond_status(sa, &req, from, size ? MAD_STATUS_METHOD_ATTR_UNSUPP :
 				 MAD_STATUS_METHOD_UNSUPP);
@@ -1445,7 +1543,8 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_LFT_RECORD: e = collect_lfts(sa, &req, &recs); break;
 	case SA_ATTR_SM_INFO_RECORD: e = collect_sm_infos(sa, &req, &recs); break;
 	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
-	case SA_ATTR_GUID_INFO_RECORD: e = collect_guid_infos(sa, &req, &recs); break;
+	case SA_ATTR_GUID_INFO_RECORD: e = sa_guid_collect(sa, &req, &recs); break;
+	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
 	case SA_ATTR_SL2VL_RECORD:
 		sl2vl_query(sa, &req, from);

@@ -41,6 +41,8 @@ struct sa {
 	/* Multicast: the groups, and the trees of the model served (NULL: none) */
 	struct mc_db *mc;
 	const struct mc_forest *forest;
+	struct sa_svc_db *svc;		/* registered services (sa_service.c) */
+	struct sa_guid_db *gi;		/* alias GUIDs (sa_guid.c) */
 };
 
 /* Add a record; -E2BIG past the SA's limit, -ENOMEM */
@@ -52,6 +54,24 @@ int sa_rec_offer_mask(struct records *r, const struct sa_mad *req, uint64_t mask
 		      const uint8_t *cand);
 /* The endport with port GUID guid in the model served, or NULL */
 struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid);
+/* ... with port GUID or alias GUID (GUIDInfo) guid */
+struct fab_port *sa_port_by_any_guid(const struct sa *sa, uint64_t guid);
+/* Is guid port p's GUID or one of its alias GUIDs? */
+bool sa_port_owns_guid(const struct sa *sa, const struct fab_port *p, uint64_t guid);
+/* The port that holds alias GUID guid (sa_guid.c), or 0 */
+uint64_t sa_alias_owner(const struct sa *sa, uint64_t guid);
+/* A request that carries the SM_Key smd trusts (0: none is trusted) */
+bool sa_trusted(const struct sa *sa, const struct sa_mad *req);
+/* The SA's clock, monotonic microseconds */
+uint64_t sa_clock(const struct sa *sa);
+/*
+ * Partitions, from the P_Key tables the sweep read (fab_port.pkeys; a port
+ * whose table is not known holds the default P_Key only): does p hold
+ * pkey's partition (either membership), and may p talk in it to a port
+ * that holds pkey as given (IBA 10.9.3: not both limited members)?
+ */
+bool sa_port_has_pkey(const struct fab_port *p, uint16_t pkey);
+bool sa_pkey_shared(const struct fab_port *p, uint16_t pkey);
 
 /* sa_mcast.c: MCMemberRecord Get/GetTable and MulticastForwardingTableRecord */
 int sa_mcast_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
@@ -62,5 +82,31 @@ int sa_mft_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
  */
 uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 			 uint8_t rec[MCR_SIZE]);
+
+/* sa_service.c: ServiceRecord Get/GetTable (from: the requester), Set and Delete */
+int sa_service_collect(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       struct records *r);
+uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   uint8_t rec[SR_SIZE]);
+/* Leases that ended: their records go (cheap when none is due) */
+void sa_service_expire(struct sa *sa);
+void sa_service_free(struct sa *sa);
+
+/*
+ * sa_guid.c: GUIDInfoRecord Get/GetTable; Set and Delete of alias GUIDs:
+ * a status to answer with now, or 0 when the answer follows the SMP that
+ * writes the block to the port
+ */
+int sa_guid_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
+uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+/* A new model: the aliases of ports that left go */
+void sa_guid_prune(struct sa *sa);
+void sa_guid_free(struct sa *sa);
+
+/* Answers for requests finished later: a status, or one record */
+void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint16_t status);
+void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint8_t method, const uint8_t *rec, size_t size);
 
 #endif

@@ -682,125 +682,6 @@ static uint32_t rnd(void)
 	return rnd_state;
 }
 
-static void test_fuzz(void)
-{
-	static const uint16_t attrs[] = {
-		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
-		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
-		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
-		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
-		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD,
-	};
-	struct sa *sa;
-	struct mc_db *db;
-	struct mc_forest *fo;
-	unsigned int answered = 0;
-	uint8_t bc[16];
-	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
-
-	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab, NULL), 0);
-	/* Multicast too: joins, leaves and creations of random groups */
-	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
-	mc_ipoib_mgid(0xffff, 2, bc);
-	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
-	CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
-	sa_set_mcast(sa, db, fo);
-	for (int it = 0; it < 20000; it++) {
-		uint8_t buf[MAD_SIZE];
-		size_t len = MAD_SIZE;
-		struct sa_mad m = { 0 };
-
-		m.hdr.base_version = 1;
-		m.hdr.mgmt_class = MAD_CLASS_SA;
-		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
-		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
-			       (rnd() % 2) ? (rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE) :
-					     (uint8_t)rnd();
-		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
-		m.hdr.tid = rnd();
-		m.comp_mask = (rnd() % 3) ? (uint64_t)rnd() & ((rnd() % 2) ? 0x3f : 0xffffff) :
-					    (uint64_t)rnd() << 32 | rnd();
-		for (size_t i = 0; i < SA_DATA_SIZE; i++)
-			m.data[i] = (rnd() % 4) ? 0 : (uint8_t)rnd();
-		/* Small LIDs so that masks select real records now and then */
-		m.data[0] = 0;
-		m.data[1] = (uint8_t)(rnd() % 16);
-		if (m.hdr.attr_id == SA_ATTR_MCMEMBER_RECORD && rnd() % 2) {
-			/*
-			 * Half of them plausible: joins and leaves of a few MGIDs
-			 * (the broadcast group among them) from the client's own
-			 * port, with the create components, so that groups come
-			 * and go; then perhaps damaged like the rest.
-			 */
-			struct mc_member_record r = { .qkey = rnd(), .pkey = 0xffff,
-						      .sl = (uint8_t)(rnd() % 16),
-						      .join_state = (uint8_t)(rnd() % 16) };
-
-			if (rnd() % 4) {
-				memcpy(r.mgid, bc, 16);
-				r.mgid[2] = 0x60;
-				r.mgid[15] = (uint8_t)(rnd() % 8);
-			} else {
-				memcpy(r.mgid, bc, 16);
-			}
-			gid_encode(UINT64_C(0xfe80000000000000),
-				   fabric_port_by_lid(fab, client.slid)->guid, r.port_gid);
-			mc_member_record_encode(&r, m.data);
-			m.hdr.class_version = 2;
-			m.hdr.method = rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE;
-			m.comp_mask = IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL | MCR_CM_FLOW_LABEL |
-				      MCR_CM_TCLASS | (rnd() % 4 ? 0 : rnd() & 0x3ffff);
-		}
-		if (rnd() % 5 == 0) {
-			m.rmpp.flags = RMPP_FLAG_ACTIVE;
-			m.rmpp.type = (uint8_t)(rnd() % 6);
-			m.rmpp.data1 = rnd() % 8;
-			m.rmpp.data2 = rnd() % 40;
-		}
-		sa_mad_encode(&m, buf);
-		for (int f = rnd() % 4; f > 0; f--)
-			buf[rnd() % MAD_SIZE] ^= (uint8_t)(1u << (rnd() % 8));
-		if (rnd() % 10 == 0)
-			len = rnd() % (MAD_SIZE + 1);
-		nsent = 0;
-		sa_handle(sa, buf, len, &client);
-		answered += nsent > 0;
-		for (unsigned int i = 0; i < nsent; i++) {
-			struct sa_mad r;
-
-			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &r), 0);
-			CHECK(r.hdr.method & MAD_METHOD_RESP_BIT);
-		}
-		if (it % 1000 == 0)
-			sa_tick(sa);
-		if (it % 500 == 0) {
-			uint64_t dirty[MLID_COUNT / 64 + 1];
-
-			mc_db_take_dirty(db, dirty);
-			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
-		}
-	}
-	CHECK(mc_db_count(db) >= 1);
-	{
-		struct mc_event ev[64];
-		size_t k, created = 0;
-
-		while ((k = mc_db_take_events(db, ev, 64)) > 0)
-			for (size_t i = 0; i < k; i++)
-				created += ev[i].created;
-		/* The fuzzer must reach the joins that create groups, not only refusals */
-		CHECK(created > 10);
-		fprintf(stderr, "  fuzz: %zu multicast groups created, %zu left\n", created,
-			mc_db_count(db));
-	}
-	sa_set_mcast(sa, NULL, NULL);
-	mc_forest_free(fo);
-	mc_db_free(db);
-	/* The fuzzer must reach the answering paths, not only the decoder */
-	CHECK(answered > 5000);
-	sa_free(sa);
-}
 
 /* ---- multicast ---- */
 
@@ -1058,6 +939,347 @@ static uint16_t open_table(struct sa *sa, const struct mad_addr *from, uint64_t 
 	return m.hdr.status;
 }
 
+/* ---- ServiceRecord (issue 16) ---- */
+
+static unsigned int svc_changes, svc_present;
+static uint32_t svc_last_lease;
+
+static void svc_changed(void *ctx, const uint8_t rec[176], uint32_t lease, bool present)
+{
+	(void)ctx;
+	(void)rec;
+	svc_changes++;
+	svc_present += present;
+	svc_last_lease = lease;
+}
+
+static void sr_make(struct service_record *r, uint64_t id, const struct fab_port *p,
+		    const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	gid_encode(env.subnet_prefix, p->guid, r->gid);
+	r->pkey = 0xffff;
+	snprintf((char *)r->name, sizeof(r->name), "%s", name);
+	r->data32[2] = 0xdeadbeef;
+}
+
+static uint16_t sr_send(struct sa *sa, uint8_t method, const struct service_record *r,
+			uint64_t mask, const struct fab_port *from, struct service_record *got)
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = 1 };
+	uint8_t rec[SR_SIZE];
+	struct sa_mad m;
+
+	service_record_encode(r, rec);
+	req_from = &a;
+	request(sa, method, SA_ATTR_SERVICE_RECORD, mask, rec, SR_SIZE, 900 + nsent);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[nsent - 1], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	if (got && !m.hdr.status)
+		service_record_decode(m.data, got);
+	return m.hdr.status;
+}
+
+#define SR_KEYMASK (SR_CM_ID | SR_CM_GID | SR_CM_PKEY)
+
+static void test_services(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct service_record r, got;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2 = port_of("h2", 1);
+	uint16_t keep1[32], keep2[32], keep3[32];
+	uint64_t full = SR_KEYMASK | SR_CM_LEASE | SR_CM_KEY | SR_CM_NAME | SR_CM_DATA32(2);
+	uint8_t *data;
+	size_t n, rsize;
+
+	e2.now = fake_now;
+	e2.service_changed = svc_changed;
+	e2.trusted_key = 0x5eed;
+	fake_us = 1000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	/* h1 registers for 10 s with a key; h3 finds it, without the key */
+	sr_make(&r, 0x1000000000000042ull, h1, "smd.test.a");
+	r.lease = 10;
+	r.key[15] = 0x77;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, &got), 0);
+	CHECK_EQ(got.lease, 10);
+	CHECK_EQ(got.key[15], 0x77);
+	CHECK_EQ(svc_changes, 1);
+	CHECK_EQ(svc_present, 1);
+	CHECK_EQ(svc_last_lease, 10);
+	CHECK_EQ(sa_service_count(sa), 1);
+	fake_us += 4000000;
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+	CHECK_EQ(got.lease, 6);
+	CHECK_EQ(got.key[15], 0);
+	CHECK_EQ(got.data32[2], 0xdeadbeef);
+	CHECK(!strcmp((char *)got.name, "smd.test.a"));
+	/* By name, in a table */
+	{
+		uint8_t rec[SR_SIZE];
+		struct mad_addr a = { .slid = h3->lid, .qpn = 1 };
+
+		service_record_encode(&r, rec);
+		req_from = &a;
+		n = get_table(sa, SA_ATTR_SERVICE_RECORD, SR_CM_NAME, rec, SR_SIZE, &data, &rsize);
+		req_from = NULL;
+		CHECK_EQ(n, 1);
+		CHECK_EQ(rsize, SR_SIZE);
+		free(data);
+	}
+	/* Not its port's: refused, unless trusted */
+	sr_make(&r, 0x99, h1, "smd.test.b");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	req_sm_key = 0x5eed;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, &got), 0);
+	CHECK_EQ(got.lease, SR_LEASE_INFINITE);
+	req_sm_key = 0;
+	/* Components missing; a GID nobody has */
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_CM_ID, h1, NULL), SA_STATUS_INSUFFICIENT);
+	r.gid[15] ^= 0x5a;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL), SA_STATUS_INVALID_GID);
+	/* The key guards replacement and deletion */
+	sr_make(&r, 0x1000000000000042ull, h1, "smd.test.a2");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, NULL), SA_STATUS_DENIED);
+	r.key[15] = 0x77;
+	r.lease = 10;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, &got), 0);
+	CHECK(!strcmp((char *)got.name, "smd.test.a2"));
+	CHECK_EQ(sa_service_count(sa), 2);
+	/* The lease ends: the record goes, and the owner hears of it */
+	svc_changes = svc_present = 0;
+	fake_us += 10000001;
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, 1);
+	CHECK_EQ(svc_present, 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sa_service_count(sa), 1);
+	/* Delete with the key components: DeleteResp with the record, then none */
+	sr_make(&r, 0x99, h1, "");
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, &got), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_DELETE_RESP);
+	CHECK(!strcmp((char *)got.name, "smd.test.b"));
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sa_service_count(sa), 0);
+
+	/*
+	 * Partitions: h1 and h3 in 0x8001 (h3 a limited member), h2 in the
+	 * default partition only. A service in 0x8001 needs a port that holds
+	 * it, and is seen by members that share it only.
+	 */
+	memcpy(keep1, h1->pkeys, sizeof(keep1));
+	memcpy(keep2, h2->pkeys, sizeof(keep2));
+	memcpy(keep3, h3->pkeys, sizeof(keep3));
+	h1->pkeys[1] = 0x8001;
+	h3->pkeys[0] = 0x0001;
+	sr_make(&r, 0x77, h2, "smd.test.p");
+	r.pkey = 0x8001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), SA_STATUS_REQ_INVALID);
+	sr_make(&r, 0x77, h1, "smd.test.p");
+	r.pkey = 0x8001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h2, NULL), SA_STATUS_NO_RECORDS);
+	/* A limited member's service is not for another limited member */
+	sr_make(&r, 0x78, h3, "smd.test.q");
+	r.pkey = 0x0001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), 0);
+	h1->pkeys[1] = 0x0001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), SA_STATUS_NO_RECORDS);
+	h1->pkeys[1] = 0x8001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
+	/* h3 (no default P_Key now) sees none of the default partition's */
+	sr_make(&r, 0x79, h2, "smd.test.r");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
+	memcpy(h1->pkeys, keep1, sizeof(keep1));
+	memcpy(h2->pkeys, keep2, sizeof(keep2));
+	memcpy(h3->pkeys, keep3, sizeof(keep3));
+
+	/* One port may hold SVC_PER_PORT (256) services, no more */
+	for (unsigned int i = 0; i < 300; i++) {
+		uint16_t st;
+
+		sr_make(&r, 0x10000 + i, h2, "many");
+		st = sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL);
+		CHECK_EQ(st, i < 255 ? 0 : SA_STATUS_NO_RESOURCES);	/* 0x79 is h2's too */
+	}
+	sa_free(sa);
+
+	/* What the owner kept comes back after a restart, with its lease */
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	sr_make(&r, 0x4242, h1, "restored");
+	{
+		uint8_t rec[SR_SIZE];
+
+		service_record_encode(&r, rec);
+		CHECK_EQ(sa_service_restore(sa, rec, 30), 0);
+	}
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+	CHECK_EQ(got.lease, 30);
+	sa_free(sa);
+}
+
+/* ---- GUIDInfoRecord Set/Delete: alias GUIDs (issue 16) ---- */
+
+static uint64_t smp_guids[8];
+static unsigned int smp_sets;
+static bool smp_fail;
+
+static int fake_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t attr,
+		    uint32_t amod, const uint8_t data[64],
+		    void (*done)(void *arg, int status, const uint8_t data[64]), void *arg)
+{
+	uint8_t back[64];
+
+	(void)ctx;
+	CHECK_EQ(method, MAD_METHOD_SET);
+	CHECK_EQ(attr, SMP_ATTR_GUID_INFO);
+	CHECK(p && p->node->type != NODE_TYPE_SWITCH);
+	smp_sets++;
+	memcpy(back, data, 64);
+	for (unsigned int k = 0; k < 8; k++)
+		smp_guids[k] = wire_bits_get(data, 64 * k, 64);
+	/* A real SMA answers with what it holds: GUID 0 stays the port's */
+	if (amod == 0)
+		wire_bits_set(back, 0, 64, p->guid);
+	done(arg, smp_fail ? -EREMOTEIO : 0, back);
+	return 0;
+}
+
+static uint16_t gir_send(struct sa *sa, uint8_t method, const struct fab_port *target,
+			 uint8_t block, uint64_t mask, const uint64_t g[8],
+			 const struct fab_port *from, uint64_t out[8])
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = 1 };
+	uint8_t rec[72];
+	struct sa_mad m;
+
+	sa_guid_info_record_encode(target->lid, block, g, rec);
+	req_from = &a;
+	request(sa, method, SA_ATTR_GUID_INFO_RECORD, mask | 3, rec, 72, 1200 + smp_sets);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[nsent - 1], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	for (unsigned int k = 0; out && k < 8 && !m.hdr.status; k++)
+		out[k] = sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4 + k);
+	return m.hdr.status;
+}
+
+static void test_guidinfo(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	uint64_t g[8] = { 0 }, out[8];
+	struct path_record pr = { 0 };
+	uint8_t rec[SR_SIZE];
+
+	e2.smp = fake_smp;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* ClassPortInfo says alias GUIDs are handed out */
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 1199);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(wire_bits_get(m.data, 32, 27) & SA_CAP2_ADDITIONAL_GUIDS);
+	}
+
+	/* h3 sets alias GUID 1 of block 0; the SMP writes the whole block */
+	g[1] = 0x0002c9fe00001111ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(1), g, h3, out), 0);
+	CHECK_EQ(smp_sets, 1);
+	CHECK(smp_guids[0] == h3->guid && smp_guids[1] == g[1]);
+	CHECK(out[0] == h3->guid && out[1] == g[1]);
+	CHECK_EQ(sa_alias_count(sa), 1);
+	/* The table as Get shows it */
+	{
+		uint8_t r72[72] = { 0 };
+		struct sa_mad m;
+
+		r72[0] = (uint8_t)(h3->lid >> 8);
+		r72[1] = (uint8_t)h3->lid;
+		request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72, 1250);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 5) == g[1]);
+	}
+	/* A PathRecord to the alias GID reaches h3, and names the alias */
+	gid_encode(env.subnet_prefix, g[1], pr.dgid);
+	pr.slid = h1->lid;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DGID, rec, 64, 1251);
+	CHECK_EQ(last_status(), 0);
+	{
+		struct sa_mad m;
+		struct path_record got;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		path_record_decode(m.data, &got);
+		CHECK_EQ(got.dlid, h3->lid);
+		CHECK(!memcmp(got.dgid, pr.dgid, 16));
+	}
+	/* The alias is h3's for services too */
+	{
+		struct service_record sr = { .id = 5, .pkey = 0xffff };
+
+		gid_encode(env.subnet_prefix, g[1], sr.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &sr, SR_KEYMASK, h3, NULL), 0);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &sr, SR_KEYMASK, h1, NULL), SA_STATUS_DENIED);
+	}
+	/* Refused: index 0, past GUIDCap (8: block 1 is full), another's GUID, not its port */
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(0), g, h3, NULL),
+		 SA_STATUS_REQ_INVALID);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 1, GIR_CM_GUID(1), g, h3, NULL),
+		 SA_STATUS_NO_RESOURCES);
+	g[2] = h1->guid;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(2), g, h3, NULL),
+		 SA_STATUS_REQ_INVALID);
+	g[2] = g[1];
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h1, 0, GIR_CM_GUID(2), g, h1, NULL),
+		 SA_STATUS_REQ_INVALID);
+	g[2] = 0x0002c9fe00002222ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(2), g, h1, NULL),
+		 SA_STATUS_DENIED);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, 0, g, h3, NULL), SA_STATUS_INSUFFICIENT);
+	CHECK_EQ(smp_sets, 1);
+	/* GUID 0 asks the SA for one: unique, and not the others' */
+	g[3] = 0;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(3), g, h3, out), 0);
+	CHECK(out[3] && out[3] != g[1] && out[3] != h3->guid && out[3] != h1->guid);
+	CHECK(out[1] == g[1]);
+	CHECK_EQ(sa_alias_count(sa), 2);
+	/* A port that refuses the Set: refused, the table as it was */
+	smp_fail = true;
+	g[4] = 0x0002c9fe00004444ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(4), g, h3, NULL),
+		 SA_STATUS_NO_RESOURCES);
+	smp_fail = false;
+	CHECK_EQ(sa_alias_count(sa), 2);
+	/* Delete gives GUID 1 back */
+	CHECK_EQ(gir_send(sa, SA_METHOD_DELETE, h3, 0, GIR_CM_GUID(1), g, h3, out), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_DELETE_RESP);
+	CHECK(out[1] == 0 && out[3] != 0);
+	CHECK_EQ(sa_alias_count(sa), 1);
+	/* Without an SMP path, Set is not supported */
+	sa_free(sa);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(1), g, h3, NULL),
+		 MAD_STATUS_METHOD_ATTR_UNSUPP);
+	sa_free(sa);
+}
+
 static void test_limits(void)
 {
 	struct sa_env e = env;
@@ -1201,6 +1423,146 @@ static void test_path_sl(void)
 	ff_free(&rf);
 }
 
+static void test_fuzz(void)
+{
+	static const uint16_t attrs[] = {
+		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
+		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
+		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
+		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
+		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD,
+		SA_ATTR_SERVICE_RECORD, SA_ATTR_SERVICE_RECORD, SA_ATTR_INFORM_INFO,
+		SA_ATTR_INFORM_INFO_RECORD, SA_ATTR_MULTIPATH_RECORD, SA_ATTR_NOTICE,
+	};
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct mc_db *db;
+	struct mc_forest *fo;
+	unsigned int answered = 0;
+	uint8_t bc[16];
+	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
+
+	/* Services, alias GUIDs: the owner's callbacks are there */
+	e2.smp = fake_smp;
+	e2.now = fake_now;
+	e2.service_changed = svc_changed;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Multicast too: joins, leaves and creations of random groups */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0xffff, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
+	CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
+	sa_set_mcast(sa, db, fo);
+	for (int it = 0; it < 20000; it++) {
+		uint8_t buf[MAD_SIZE];
+		size_t len = MAD_SIZE;
+		struct sa_mad m = { 0 };
+
+		m.hdr.base_version = 1;
+		m.hdr.mgmt_class = MAD_CLASS_SA;
+		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
+		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
+			       (rnd() % 2) ? (rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE) :
+					     (uint8_t)rnd();
+		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
+		m.hdr.tid = rnd();
+		m.comp_mask = (rnd() % 3) ? (uint64_t)rnd() & ((rnd() % 2) ? 0x3f : 0xffffff) :
+					    (uint64_t)rnd() << 32 | rnd();
+		for (size_t i = 0; i < SA_DATA_SIZE; i++)
+			m.data[i] = (rnd() % 4) ? 0 : (uint8_t)rnd();
+		/* Small LIDs so that masks select real records now and then */
+		m.data[0] = 0;
+		m.data[1] = (uint8_t)(rnd() % 16);
+		if (m.hdr.attr_id == SA_ATTR_MCMEMBER_RECORD && rnd() % 2) {
+			/*
+			 * Half of them plausible: joins and leaves of a few MGIDs
+			 * (the broadcast group among them) from the client's own
+			 * port, with the create components, so that groups come
+			 * and go; then perhaps damaged like the rest.
+			 */
+			struct mc_member_record r = { .qkey = rnd(), .pkey = 0xffff,
+						      .sl = (uint8_t)(rnd() % 16),
+						      .join_state = (uint8_t)(rnd() % 16) };
+
+			if (rnd() % 4) {
+				memcpy(r.mgid, bc, 16);
+				r.mgid[2] = 0x60;
+				r.mgid[15] = (uint8_t)(rnd() % 8);
+			} else {
+				memcpy(r.mgid, bc, 16);
+			}
+			gid_encode(UINT64_C(0xfe80000000000000),
+				   fabric_port_by_lid(fab, client.slid)->guid, r.port_gid);
+			mc_member_record_encode(&r, m.data);
+			m.hdr.class_version = 2;
+			m.hdr.method = rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE;
+			m.comp_mask = IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL | MCR_CM_FLOW_LABEL |
+				      MCR_CM_TCLASS | (rnd() % 4 ? 0 : rnd() & 0x3ffff);
+		}
+		if (m.hdr.attr_id == SA_ATTR_SERVICE_RECORD && rnd() % 2) {
+			/* Plausible registrations of the client's own port, a few IDs */
+			struct service_record r = { .id = rnd() % 8, .pkey = 0xffff,
+						    .lease = rnd() % 4 };
+
+			gid_encode(env.subnet_prefix, fabric_port_by_lid(fab, client.slid)->guid,
+				   r.gid);
+			r.key[0] = (uint8_t)(rnd() % 2);
+			service_record_encode(&r, m.data);
+			m.comp_mask = SR_CM_ID | SR_CM_GID | (rnd() % 2 ? (uint64_t)rnd() : 0);
+		}
+		if (rnd() % 5 == 0) {
+			m.rmpp.flags = RMPP_FLAG_ACTIVE;
+			m.rmpp.type = (uint8_t)(rnd() % 6);
+			m.rmpp.data1 = rnd() % 8;
+			m.rmpp.data2 = rnd() % 40;
+		}
+		sa_mad_encode(&m, buf);
+		for (int f = rnd() % 4; f > 0; f--)
+			buf[rnd() % MAD_SIZE] ^= (uint8_t)(1u << (rnd() % 8));
+		if (rnd() % 10 == 0)
+			len = rnd() % (MAD_SIZE + 1);
+		nsent = 0;
+		sa_handle(sa, buf, len, &client);
+		answered += nsent > 0;
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad r;
+
+			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &r), 0);
+			CHECK(r.hdr.method & MAD_METHOD_RESP_BIT);
+		}
+		if (it % 1000 == 0) {
+			fake_us += 2000000;
+			sa_tick(sa);
+		}
+		if (it % 500 == 0) {
+			uint64_t dirty[MLID_COUNT / 64 + 1];
+
+			mc_db_take_dirty(db, dirty);
+			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
+		}
+	}
+	CHECK(mc_db_count(db) >= 1);
+	{
+		struct mc_event ev[64];
+		size_t k, created = 0;
+
+		while ((k = mc_db_take_events(db, ev, 64)) > 0)
+			for (size_t i = 0; i < k; i++)
+				created += ev[i].created;
+		/* The fuzzer must reach the joins that create groups, not only refusals */
+		CHECK(created > 10);
+		fprintf(stderr, "  fuzz: %zu multicast groups created, %zu left\n", created,
+			mc_db_count(db));
+	}
+	sa_set_mcast(sa, NULL, NULL);
+	mc_forest_free(fo);
+	mc_db_free(db);
+	/* The fuzzer must reach the answering paths, not only the decoder */
+	CHECK(answered > 5000);
+	sa_free(sa);
+}
+
 int main(void)
 {
 	setup();
@@ -1213,6 +1575,8 @@ int main(void)
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_services);
+	RUN(test_guidinfo);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);

@@ -734,7 +734,8 @@ static void test_migrate_v1(void)
 	CHECK_EQ(store_open(db, 0, &s), 0);
 	CHECK_EQ(sql_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE type = 'table' AND name IN ('node', 'port',"
-			   " 'link', 'switch', 'event', 'port_lid', 'sweep', 'mcast_group')"), 8);
+			   " 'link', 'switch', 'event', 'port_lid', 'sweep', 'mcast_group',"
+			   " 'service')"), 9);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE name = 'port_lid_by_lid'"), 1);
 	/* Every LID survived, with its LMC, GUIDs >= 2^63 included */
 	CHECK_EQ(lookup(s, SW1), 1);
@@ -846,6 +847,63 @@ static int events_of(const char *db, int64_t sweep, const char *kind)
 		 "SELECT count(*) FROM event WHERE sweep_id = %lld AND kind = '%s'",
 		 (long long)sweep, kind);
 	return sql_int(db, sql);
+}
+
+struct svc_rows {
+	struct store_service v[8];
+	size_t n;
+};
+
+static int svc_collect(void *ctx, const struct store_service *v)
+{
+	struct svc_rows *r = ctx;
+
+	if (r->n < 8)
+		r->v[r->n] = *v;
+	r->n++;
+	return 0;
+}
+
+/* Issue 16: services are saved, replaced, deleted, and read back whole */
+static void test_services(void)
+{
+	const char *db = path_of("services.db");
+	struct store *s = NULL;
+	struct store_service v[3] = { 0 };
+	struct svc_rows rows = { 0 };
+
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	for (int i = 0; i < 3; i++) {
+		v[i].id = 0x8000000000000001ull + (uint64_t)i;	/* beyond INT64_MAX */
+		v[i].gid[0] = 0xfe;
+		v[i].gid[15] = (uint8_t)i;
+		v[i].pkey = 0xffff;
+		for (int k = 0; k < STORE_SERVICE_SIZE; k++)
+			v[i].record[k] = (uint8_t)(k * 7 + i);
+		v[i].expires = i ? 1700000000 + i : 0;
+		v[i].present = 1;
+	}
+	CHECK_EQ(store_service_save(s, v, 3, 1600000000), 0);
+	CHECK_EQ(store_foreach_service(s, svc_collect, &rows), 0);
+	CHECK_EQ(rows.n, 3);
+	CHECK(rows.v[0].id == v[0].id && rows.v[2].id == v[2].id);
+	CHECK(!memcmp(rows.v[1].record, v[1].record, STORE_SERVICE_SIZE));
+	CHECK(!memcmp(rows.v[2].gid, v[2].gid, 16));
+	CHECK_EQ(rows.v[0].expires, 0);
+	CHECK_EQ(rows.v[2].expires, 1700000002);
+	CHECK_EQ(rows.v[1].pkey, 0xffff);
+	/* The same key again replaces; present 0 deletes */
+	v[1].record[0] ^= 0xff;
+	v[2].present = 0;
+	CHECK_EQ(store_service_save(s, &v[1], 2, 1600000001), 0);
+	store_close(s);
+	CHECK_EQ(store_open(db, 1, &s), 0);
+	rows.n = 0;
+	CHECK_EQ(store_foreach_service(s, svc_collect, &rows), 0);
+	CHECK_EQ(rows.n, 2);
+	CHECK_EQ(rows.v[1].record[0], v[1].record[0]);
+	store_close(s);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM service"), 2);
 }
 
 static void test_fabric_events(void)
@@ -1275,6 +1333,7 @@ int main(void)
 	RUN(test_forget_and_history);
 	RUN(test_locked);
 	RUN(test_kill9);
+	RUN(test_services);
 	rm_tmpdir();
 	return unit_report();
 }
