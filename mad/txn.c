@@ -277,7 +277,12 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 			t->stats.unmatched++;
 		return;
 	}
-	if (!(method & MAD_METHOD_RESP_BIT)) {
+	/*
+	 * Not an SMP: requests, and responses to what others sent (an SA
+	 * client's ReportResp to the SA's Report) go to the unsolicited handler
+	 */
+	if (!(method & MAD_METHOD_RESP_BIT) ||
+	    (mclass != MAD_CLASS_SMI && mclass != MAD_CLASS_SMI_DR && t->unsolicited)) {
 		if (t->unsolicited) {
 			t->stats.unsolicited++;
 			t->unsolicited(t->unsolicited_arg, buf, len, from);

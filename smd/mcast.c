@@ -163,6 +163,9 @@ static void persist(struct smd *smd, bool force)
 				m->st.created++;
 			else
 				m->st.deleted++;
+			/* Subscribers hear of it: traps 66 and 67 */
+			if (smd->sa)
+				sa_report_mcast(smd->sa, ev[i].mgid, ev[i].pkey, ev[i].created);
 		}
 		if (smd->store && store_mcast_save(smd->store, g, n, time(NULL)) < 0)
 			log_warn("multicast: groups not saved to the database (%s); their MLIDs "

@@ -119,6 +119,7 @@ struct sa *sa_free(struct sa *sa)
 	path_table_free(sa->pt);
 	sa_service_free(sa);
 	sa_guid_free(sa);
+	sa_inform_free(sa);
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
@@ -305,8 +306,11 @@ int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *
 	sa->f = f;
 	sa->routes = f ? routes : NULL;
 	sa->any_sl = !sa->routes || route_vls_used(sa->routes) <= 1;
-	if (f)
+	if (f) {
 		sa_guid_prune(sa);
+		/* Ports in and out of service since the last model (traps 64/65) */
+		sa_inform_update(sa, f);
+	}
 	return 0;
 }
 
@@ -556,6 +560,7 @@ void sa_tick(struct sa *sa)
 	struct sa_xfer *x, *next;
 
 	sa_service_expire(sa);
+	sa_report_tick(sa);
 	if (!sa->xfers)
 		return;
 	now = sa_now(sa);
@@ -1433,6 +1438,16 @@ static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct 
 					  SR_SIZE);
 		return;
 	}
+	if (req->hdr.attr_id == SA_ATTR_INFORM_INFO) {
+		uint8_t ii[INFORM_SIZE];
+
+		status = sa_inform_set(sa, req, from, ii);
+		if (status)
+			respond_status(sa, req, from, status);
+		else
+			sa_respond_record(sa, req, from, SA_METHOD_GET_RESP, ii, INFORM_SIZE);
+		return;
+	}
 	if (req->hdr.attr_id == SA_ATTR_GUID_INFO_RECORD) {
 		/* 0: the answer comes when the port has taken the block */
 		status = sa_guid_modify(sa, req, from);
@@ -1466,7 +1481,16 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	int e = 0, status = 0;
 
 	sa_tick(sa);
-	if (sa_mad_decode(mad, len, &req) < 0 || (req.hdr.method & MAD_METHOD_RESP_BIT)) {
+	if (sa_mad_decode(mad, len, &req) < 0) {
+		sa->stats.dropped++;
+		return;
+	}
+	if (req.hdr.method == SA_METHOD_REPORT_RESP && req.hdr.attr_id == SA_ATTR_NOTICE) {
+		/* A subscriber got its Report (IBA 13.4.9) */
+		sa_report_resp(sa, &req, from);
+		return;
+	}
+	if (req.hdr.method & MAD_METHOD_RESP_BIT) {
 		sa->stats.dropped++;
 		return;
 	}
@@ -1495,7 +1519,13 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	 */
 	modify = ((req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
 		  (attr == SA_ATTR_MCMEMBER_RECORD || attr == SA_ATTR_SERVICE_RECORD ||
-		   attr == SA_ATTR_GUID_INFO_RECORD));
+		   attr == SA_ATTR_GUID_INFO_RECORD)) ||
+		 (req.hdr.method == SA_METHOD_SET && attr == SA_ATTR_INFORM_INFO);
+	/* InformInfo is only ever Set; Notice is what Reports carry */
+	if ((attr == SA_ATTR_INFORM_INFO && !modify) || attr == SA_ATTR_NOTICE) {
+		respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		return;
+	}
 	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE && !modify) {
 		respond_status(sa, &req, from, size ? MAD_STATUS_METHOD_ATTR_UNSUPP :
 				 MAD_STATUS_METHOD_UNSUPP);
@@ -1545,6 +1575,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
 	case SA_ATTR_GUID_INFO_RECORD: e = sa_guid_collect(sa, &req, &recs); break;
 	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
+	case SA_ATTR_INFORM_INFO_RECORD: e = sa_inform_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
 	case SA_ATTR_SL2VL_RECORD:
 		sl2vl_query(sa, &req, from);

@@ -43,6 +43,7 @@ struct sa {
 	const struct mc_forest *forest;
 	struct sa_svc_db *svc;		/* registered services (sa_service.c) */
 	struct sa_guid_db *gi;		/* alias GUIDs (sa_guid.c) */
+	struct sa_inform_db *inf;	/* subscriptions and Reports (sa_inform.c) */
 };
 
 /* Add a record; -E2BIG past the SA's limit, -ENOMEM */
@@ -102,6 +103,20 @@ uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct ma
 /* A new model: the aliases of ports that left go */
 void sa_guid_prune(struct sa *sa);
 void sa_guid_free(struct sa *sa);
+
+/*
+ * sa_inform.c: Set(InformInfo) (a status, or 0 with the InformInfo to
+ * answer), InformInfoRecord Get/GetTable, ReportResp, retries; a new model
+ * (f): traps 64/65 and subscribers that left
+ */
+uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint8_t out[INFORM_SIZE]);
+int sa_inform_collect(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		      struct records *r);
+void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from);
+void sa_report_tick(struct sa *sa);
+void sa_inform_update(struct sa *sa, const struct fabric *f);
+void sa_inform_free(struct sa *sa);
 
 /* Answers for requests finished later: a status, or one record */
 void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,

@@ -58,6 +58,15 @@ static int sa_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t 
 	return r;
 }
 
+/* A Report: the kernel waits timeout_ms for its ReportResp (the SA resends itself) */
+static int sa_send_req(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+		       int timeout_ms)
+{
+	struct smd *smd = ctx;
+
+	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, MAD_SIZE, dlid, qpn, timeout_ms);
+}
+
 /* A service registered, replaced or gone: the database follows at once */
 static void service_changed(void *ctx, const uint8_t rec[176], uint32_t lease, bool present)
 {
@@ -116,6 +125,7 @@ int sa_owner_init(struct smd *smd)
 	struct restore rs = { .smd = smd, .now = time(NULL) };
 
 	smd->sa_env.smp = sa_smp;
+	smd->sa_env.send_req = sa_send_req;
 	smd->sa_env.service_changed = service_changed;
 	if (!smd->store)
 		return 0;

@@ -214,6 +214,7 @@ static void event_add(struct mc_db *db, bool created, const struct mc_group *g)
 	db->ev[db->nev].created = created;
 	memcpy(db->ev[db->nev].mgid, g->mgid, 16);
 	db->ev[db->nev].mlid = g->mlid;
+	db->ev[db->nev].pkey = g->p.pkey;
 	db->nev++;
 }
 

@@ -120,6 +120,7 @@ struct mc_event {
 	bool created;
 	uint8_t mgid[16];
 	uint16_t mlid;
+	uint16_t pkey;			/* the group's partition (who may hear of it) */
 };
 
 struct mc_db;

@@ -33,6 +33,8 @@ static uint8_t sent[MAX_SENT][MAD_SIZE];
 static unsigned int nsent;
 
 static size_t sent_len[MAX_SENT];
+static uint16_t sent_dlid[MAX_SENT];
+static uint32_t sent_qpn[MAX_SENT];
 
 static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
 		     uint32_t qpn)
@@ -42,6 +44,8 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 		/* What a receiver gets: the first len bytes, zeros after */
 		memset(sent[nsent], 0, MAD_SIZE);
 		memcpy(sent[nsent], mad, len);
+		sent_dlid[nsent] = dlid;
+		sent_qpn[nsent] = qpn;
 		sent_len[nsent++] = len;
 	}
 	return 0;
@@ -1423,6 +1427,287 @@ static void test_path_sl(void)
 	ff_free(&rf);
 }
 
+/* ---- InformInfo, Reports (issue 16) ---- */
+
+static uint16_t ii_send(struct sa *sa, const struct inform_info *ii, const struct fab_port *from,
+			uint32_t qpn)
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = qpn };
+	uint8_t rec[INFORM_SIZE];
+
+	inform_info_encode(ii, rec);
+	req_from = &a;
+	request(sa, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, rec, INFORM_SIZE, 1400 + nsent);
+	req_from = NULL;
+	return last_status();
+}
+
+/* Reports among what the SA sent: count, and the last one's notice */
+static unsigned int reports(uint16_t trap, struct notice *last, uint16_t *dlid, uint32_t *tid)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nsent; i++) {
+		struct sa_mad m;
+		struct notice no;
+
+		if (sa_mad_decode(sent[i], MAD_SIZE, &m) < 0 || m.hdr.method != SA_METHOD_REPORT)
+			continue;
+		CHECK_EQ(m.hdr.attr_id, SA_ATTR_NOTICE);
+		notice_decode(m.data, &no);
+		if (no.trap_num != trap)
+			continue;
+		n++;
+		if (last)
+			*last = no;
+		if (dlid)
+			*dlid = sent_dlid[i];
+		if (tid)
+			*tid = (uint32_t)m.hdr.tid;
+	}
+	return n;
+}
+
+static void report_resp(struct sa *sa, uint32_t tid, uint16_t slid)
+{
+	struct sa_mad m = { 0 };
+	struct mad_addr a = { .slid = slid, .qpn = 1 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = SA_METHOD_REPORT_RESP;
+	m.hdr.attr_id = SA_ATTR_NOTICE;
+	m.hdr.tid = tid;
+	sa_mad_encode(&m, buf);
+	nsent = 0;
+	sa_handle(sa, buf, MAD_SIZE, &a);
+}
+
+/* The test fabric with host h3 unplugged */
+static struct fabric *fabric_without(const char *host)
+{
+	struct fakefab f2;
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+	int at;
+
+	CHECK_EQ(ff_parse(&f2, net), 0);
+	at = ff_find(&f2, host);
+	CHECK(at >= 0);
+	f2.nodes[at].dead = true;
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&f2, f, NULL), 0);
+	/* The same LIDs the others had: they are kept as the ports hold them */
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &f->nodes[i]->ports[p];
+			const struct fab_node *old = fabric_find(fab, f->nodes[i]->guid);
+
+			if (old && fabric_is_endport(pp))
+				pp->pi.lid = old->ports[p].lid;
+			pp->pi.link_width_active = 2;
+			pp->pi.link_speed_active = 1;
+			pp->pkeys[0] = 0xffff;
+			pp->pkeys_valid = fabric_is_endport(pp);
+		}
+	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("minhop"), f, NULL, &rs, NULL), 0);
+	ff_free(&f2);
+	return f;
+}
+
+static void test_inform(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2 = port_of("h2", 1);
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 65,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	struct fabric *gone = fabric_without("h3");
+	uint64_t h3guid = h3->guid;
+	struct notice no;
+	uint16_t dlid = 0;
+	uint32_t tid = 0;
+	uint8_t gid[16];
+	uint8_t *data;
+	size_t n, rsize;
+
+	e2.now = fake_now;
+	e2.trusted_key = 0x5eed;
+	e2.sm_lid = 1;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Get of InformInfo, Notice: not methods the SA has */
+	request(sa, SA_METHOD_GET, SA_ATTR_INFORM_INFO, 0, NULL, 0, 1300);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	/* srp_daemon's subscription: 65 (and 64 below), from its own UD QP */
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_RESP);
+	CHECK_EQ(wire_bits_get(sent[0], 16 * 8, 16), SA_ATTR_INFORM_INFO);
+	ii.trap_num = 64;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	/* h2 subscribes to everything, twice: the second is the same subscription */
+	{
+		struct inform_info all = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+					   .type = 0xffff, .trap_num = 0xffff,
+					   .producer = 0xffffff };
+
+		CHECK_EQ(ii_send(sa, &all, h2, 1), 0);
+		CHECK_EQ(ii_send(sa, &all, h2, 1), 0);
+	}
+	CHECK_EQ(sa_inform_count(sa), 3);
+	/* Unsubscribing from something never subscribed: refused */
+	ii.trap_num = 99;
+	ii.subscribe = 0;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), SA_STATUS_REQ_INVALID);
+	ii.subscribe = 1;
+	/* InformInfoRecords: one's own, or all with the SM_Key */
+	{
+		struct mad_addr a = { .slid = h1->lid, .qpn = 1 };
+
+		req_from = &a;
+		n = get_table(sa, SA_ATTR_INFORM_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, 2);
+		CHECK_EQ(rsize, 64);
+		gid_encode(env.subnet_prefix, h1->guid, gid);
+		CHECK(!memcmp(data, gid, 16));
+		free(data);
+		req_sm_key = 0x5eed;
+		n = get_table(sa, SA_ATTR_INFORM_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, 3);
+		free(data);
+		req_sm_key = 0;
+		req_from = NULL;
+	}
+
+	/* h3 unplugged: a Report of trap 65 to h1's QP, and h2; h1 answers, h2 not */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, gone, NULL), 0);
+	CHECK_EQ(reports(65, &no, &dlid, &tid), 2);
+	CHECK_EQ(reports(64, NULL, NULL, NULL), 0);
+	gid_encode(env.subnet_prefix, h3guid, gid);
+	CHECK(!memcmp(no.details + 6, gid, 16));
+	CHECK_EQ(no.type, NOTICE_TYPE_SM);
+	CHECK_EQ(no.producer, NOTICE_PRODUCER_CLASS_MGR);
+	CHECK_EQ(no.issuer_lid, 1);
+	CHECK_EQ(sa_inform_stats(sa)->out_of_service, 1);
+	{
+		uint32_t tid_h1 = 0, tid_h2 = 0;
+
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad m;
+
+			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &m), 0);
+			if (sent_dlid[i] == h1->lid) {
+				CHECK_EQ(sent_qpn[i], 0x1234);
+				tid_h1 = (uint32_t)m.hdr.tid;
+			} else {
+				CHECK_EQ(sent_dlid[i], h2->lid);
+				tid_h2 = (uint32_t)m.hdr.tid;
+			}
+		}
+		CHECK(tid_h1 && tid_h2);
+		report_resp(sa, tid_h1, h1->lid);
+		/* A ReportResp from someone else, or another TID, settles nothing */
+		report_resp(sa, tid_h2, h1->lid);
+		CHECK_EQ(sa_inform_stats(sa)->reports_answered, 1);
+		/* h2's is resent until answered, at most 8 times in all */
+		for (int k = 0; k < 20; k++) {
+			fake_us += 1000000;
+			nsent = 0;
+			sa_tick(sa);
+			for (unsigned int i = 0; i < nsent; i++)
+				CHECK_EQ(sent_dlid[i], h2->lid);
+		}
+		CHECK_EQ(sa_inform_stats(sa)->reports_sent, 9);
+		CHECK_EQ(sa_inform_stats(sa)->reports_dropped, 1);
+	}
+
+	/* Plugged back: trap 64 */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(reports(64, &no, &dlid, &tid), 2);
+	CHECK(!memcmp(no.details + 6, gid, 16));
+	CHECK_EQ(reports(65, NULL, NULL, NULL), 0);
+	/* No sweep changes anything: no Reports */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(nsent, 0);
+
+	/* A group created and deleted: 66 and 67 to h2 (it asked for everything) */
+	{
+		uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff };
+
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0xffff, true);
+		CHECK_EQ(reports(66, &no, &dlid, NULL), 1);
+		CHECK_EQ(dlid, h2->lid);
+		CHECK(!memcmp(no.details + 6, mgid, 16));
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0xffff, false);
+		CHECK_EQ(reports(67, NULL, NULL, NULL), 1);
+		/* Of a partition h2 is not in: not to h2 */
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0x8005, true);
+		CHECK_EQ(reports(66, NULL, NULL, NULL), 0);
+	}
+
+	/* Trap 144 from h3's SMA (IsDeviceManagementSupported now set) goes on as it came */
+	{
+		struct notice t = { .generic = 1, .type = NOTICE_TYPE_INFO, .producer = 1,
+				    .trap_num = 144, .issuer_lid = h3->lid };
+		uint8_t d[NOTICE_SIZE];
+
+		wire_bits_set(t.details, 16, 16, h3->lid);
+		wire_bits_set(t.details, 48, 32, 1u << 19);
+		notice_encode(&t, d);
+		nsent = 0;
+		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
+		CHECK_EQ(reports(144, &no, &dlid, NULL), 1);
+		CHECK_EQ(dlid, h2->lid);
+		CHECK_EQ(wire_bits_get(no.details, 48, 32), 1u << 19);
+		gid_encode(env.subnet_prefix, h3->guid, gid);
+		CHECK(!memcmp(no.issuer_gid, gid, 16));
+		/* Other traps are not forwarded */
+		t.trap_num = 128;
+		notice_encode(&t, d);
+		nsent = 0;
+		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
+		CHECK_EQ(nsent, 0);
+	}
+
+	/* Unsubscribed: no more Reports to h1 */
+	ii.subscribe = 0;
+	ii.trap_num = 65;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, gone, NULL), 0);
+	CHECK_EQ(reports(65, NULL, &dlid, NULL), 1);
+	CHECK_EQ(dlid, h2->lid);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	/* h2 leaves the fabric: its subscription goes, nothing is sent to it */
+	{
+		struct fabric *no_h2 = fabric_without("h2");
+
+		nsent = 0;
+		CHECK_EQ(sa_update(sa, no_h2, NULL), 0);
+		CHECK_EQ(sa_inform_stats(sa)->dropped_subs, 1);
+		for (unsigned int i = 0; i < nsent; i++)
+			CHECK(sent_dlid[i] != h2->lid);
+		CHECK_EQ(sa_inform_count(sa), 1);	/* h1's 64 is left */
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+		fabric_free(no_h2);
+	}
+	sa_free(sa);
+	fabric_free(gone);
+}
+
 static void test_fuzz(void)
 {
 	static const uint16_t attrs[] = {
@@ -1577,6 +1862,7 @@ int main(void)
 	RUN(test_limits);
 	RUN(test_services);
 	RUN(test_guidinfo);
+	RUN(test_inform);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);
