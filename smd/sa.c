@@ -120,6 +120,7 @@ struct sa *sa_free(struct sa *sa)
 	sa_service_free(sa);
 	sa_guid_free(sa);
 	sa_inform_free(sa);
+	sa_multipath_free(sa);
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
@@ -448,6 +449,13 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       struct records *recs)
 {
+	sa_send_table(sa, req, from, recs, SA_METHOD_GET_TABLE_RESP, req->hdr.attr_id);
+}
+
+/* Records through RMPP with this response method and attribute; recs->buf is taken */
+void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		   struct records *recs, uint8_t method, uint16_t attr)
+{
 	struct sa_xfer *x;
 
 	uint16_t owner = owner_of(sa, from->slid);
@@ -470,7 +478,8 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 		return;
 	}
-	respond_hdr(req, &x->hdr, SA_METHOD_GET_TABLE_RESP, 0);
+	respond_hdr(req, &x->hdr, method, 0);
+	x->hdr.hdr.attr_id = attr;
 	x->hdr.attr_offset = (uint16_t)(recs->size / 8);
 	x->dlid = from->slid;
 	x->qpn = from->qpn;
@@ -561,6 +570,7 @@ void sa_tick(struct sa *sa)
 
 	sa_service_expire(sa);
 	sa_report_tick(sa);
+	sa_multipath_tick(sa);
 	if (!sa->xfers)
 		return;
 	now = sa_now(sa);
@@ -934,10 +944,6 @@ static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct record
 
 /* ---- PathRecord ---- */
 
-struct pr_query {
-	struct path_record want;
-	uint64_t mask;
-};
 
 static int mtu_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
 {
@@ -985,7 +991,7 @@ static unsigned int log2_ceil(unsigned int v)
 }
 
 /* Build the record of the path slid -> dlid if it satisfies the query */
-static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
 		    uint16_t slid, const struct fab_port *dst, uint16_t dlid, struct path_record *pr)
 {
 	const struct path_record *w = &q->want;
@@ -1083,7 +1089,7 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	return 0;
 }
 
-static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int *status)
+const struct fab_port *sa_gid_port(struct sa *sa, const uint8_t gid[16], int *status)
 {
 	uint64_t prefix = 0, guid = 0;
 	const struct fab_port *p;
@@ -1112,7 +1118,7 @@ static int pr_side(struct sa *sa, bool by_lid, uint16_t lid, bool by_gid, const 
 {
 	memset(s, 0, sizeof(*s));
 	if (by_gid) {
-		s->port = gid_port(sa, gid, status);
+		s->port = sa_gid_port(sa, gid, status);
 		if (!s->port)
 			return -1;
 	}
@@ -1152,7 +1158,7 @@ static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_por
 
 		if (*limit == 0)
 			return 0;
-		if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
+		if (sa_pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
 			continue;
 		/* 0 is the most preferred path of the pair (IBA 15.2.5.16) */
 		pr.preference = (uint8_t)(pref < 255 ? pref++ : 255);
@@ -1222,7 +1228,7 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 	 * multicast groups and send-only full members among them; the rest as
 	 * its records are served.
 	 */
-	c.cap_mask = SA_CAP_PORTINFO_CAPMASK_MATCH;
+	c.cap_mask = SA_CAP_PORTINFO_CAPMASK_MATCH | SA_CAP_MULTIPATH;
 	c.cap_mask2 = SA_CAP2_EXTENDED_SPEEDS | SA_CAP2_PORTINFO_CAPMASK2_MATCH;
 	if (sa->mc) {
 		c.cap_mask |= SA_CAP_UD_MCAST;
@@ -1505,6 +1511,19 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	attr = req.hdr.attr_id;
+	if (req.hdr.method == SA_METHOD_GET_MULTI) {
+		/* MultiPathRecord only, its request perhaps in RMPP segments */
+		if (attr != SA_ATTR_MULTIPATH_RECORD)
+			respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		else if (sa_record_nfields(attr) < 64 &&
+			 (req.comp_mask >> sa_record_nfields(attr)))
+			respond_status(sa, &req, from, SA_STATUS_REQ_INVALID);
+		else if (!sa->f)
+			respond_status(sa, &req, from, MAD_STATUS_BUSY);
+		else
+			sa_multipath_handle(sa, &req, from);
+		return;
+	}
 	if (attr == SA_ATTR_CLASS_PORT_INFO) {
 		if (req.hdr.method != SA_METHOD_GET)
 			respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);

@@ -44,6 +44,8 @@ struct sa {
 	struct sa_svc_db *svc;		/* registered services (sa_service.c) */
 	struct sa_guid_db *gi;		/* alias GUIDs (sa_guid.c) */
 	struct sa_inform_db *inf;	/* subscriptions and Reports (sa_inform.c) */
+	struct sa_rx *rx;		/* GetMulti requests coming in by RMPP */
+	unsigned int nrx;
 };
 
 /* Add a record; -E2BIG past the SA's limit, -ENOMEM */
@@ -117,6 +119,28 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 void sa_report_tick(struct sa *sa);
 void sa_inform_update(struct sa *sa, const struct fabric *f);
 void sa_inform_free(struct sa *sa);
+
+/* A PathRecord query: the record asked for and the components given */
+struct pr_query {
+	struct path_record want;
+	uint64_t mask;
+};
+/* The record of the path slid -> dlid (of ports src, dst) if it satisfies q: 0 or -1 */
+int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+		uint16_t slid, const struct fab_port *dst, uint16_t dlid, struct path_record *pr);
+/* The port of a GID (port or alias GUID of this subnet), or NULL and the SA status */
+const struct fab_port *sa_gid_port(struct sa *sa, const uint8_t gid[16], int *status);
+/* Records through RMPP with this response method and attribute; takes recs->buf */
+void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		   struct records *recs, uint8_t method, uint16_t attr);
+/*
+ * sa_multipath.c: GetMulti(MultiPathRecord), one MAD or RMPP DATA segments
+ * in the request direction (reassembled, ACKed); answered with
+ * GetMultiResp(PathRecord) through RMPP. Limits and stale transfers in tick.
+ */
+void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+void sa_multipath_tick(struct sa *sa);
+void sa_multipath_free(struct sa *sa);
 
 /* Answers for requests finished later: a status, or one record */
 void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,

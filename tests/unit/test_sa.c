@@ -511,7 +511,8 @@ static void test_capmask_vlarb(void)
 	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
 	CHECK_EQ(wire_bits_get(m.data, 16, 16) & SA_CAP_PORTINFO_CAPMASK_MATCH,
 		 SA_CAP_PORTINFO_CAPMASK_MATCH);
-	CHECK_EQ(wire_bits_get(m.data, 16, 16) & SA_CAP_MULTIPATH, 0);
+	/* What is not served is not claimed: no QoS (CapabilityMask2 bit 1) */
+	CHECK_EQ(wire_bits_get(m.data, 32, 27) & (1u << 1), 0);
 
 	pi.cap_mask = dm;
 	sa_port_info_record_encode(0, 0, &pi, rec);
@@ -1708,6 +1709,254 @@ static void test_inform(void)
 	fabric_free(gone);
 }
 
+/* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
+
+/* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
+static void mpr_send_rmpp(struct sa *sa, uint64_t mask, const uint8_t *rec, size_t len,
+			  uint64_t tid)
+{
+	uint32_t nseg = (uint32_t)((len + SA_DATA_SIZE - 1) / SA_DATA_SIZE);
+
+	for (uint32_t n = 1; n <= nseg; n++) {
+		struct sa_mad m = { 0 }, a;
+		uint8_t buf[MAD_SIZE];
+		size_t off = (size_t)(n - 1) * SA_DATA_SIZE;
+		size_t chunk = len - off < SA_DATA_SIZE ? len - off : SA_DATA_SIZE;
+
+		m.hdr.base_version = 1;
+		m.hdr.mgmt_class = MAD_CLASS_SA;
+		m.hdr.class_version = SA_CLASS_VERSION;
+		m.hdr.method = SA_METHOD_GET_MULTI;
+		m.hdr.attr_id = SA_ATTR_MULTIPATH_RECORD;
+		m.hdr.tid = tid;
+		m.comp_mask = mask;
+		m.rmpp.version = 1;
+		m.rmpp.type = RMPP_TYPE_DATA;
+		m.rmpp.flags = RMPP_FLAG_ACTIVE | (n == 1 ? RMPP_FLAG_FIRST : 0) |
+			       (n == nseg ? RMPP_FLAG_LAST : 0);
+		m.rmpp.data1 = n;
+		m.rmpp.data2 = n == 1 ? (uint32_t)(nseg * RMPP_SEG_PAYLOAD -
+						   (nseg * SA_DATA_SIZE - len)) :
+			       n == nseg ? (uint32_t)(20 + chunk) : 0;
+		memcpy(m.data, rec + off, chunk);
+		sa_mad_encode(&m, buf);
+		nsent = 0;
+		sa_handle(sa, buf, MAD_SIZE, &client);
+		/* Every segment ACKed; after the last, the answer's first segment */
+		CHECK(nsent >= 1);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &a), 0);
+		CHECK_EQ(a.hdr.method, SA_METHOD_GET_MULTI_RESP);
+		CHECK_EQ(a.rmpp.type, RMPP_TYPE_ACK);
+		CHECK_EQ(a.rmpp.data1, n);
+	}
+}
+
+/* The GetMultiResp transfer that follows: its PathRecords (ACKing every segment) */
+static size_t mpr_receive(struct sa *sa, unsigned int first, uint64_t tid, struct path_record *out,
+			  size_t max, uint16_t *status)
+{
+	size_t n = 0, total = 0;
+	uint32_t expect = 1;
+	bool done = false;
+	static uint8_t all[64 * SA_DATA_SIZE];
+
+	*status = 0xffff;
+	while (!done && nsent > first) {
+		struct sa_mad m;
+		unsigned int k = nsent;
+		static uint8_t batch[MAX_SENT][MAD_SIZE];
+
+		memcpy(batch, sent, (size_t)k * MAD_SIZE);
+		for (unsigned int i = first; i < k && !done; i++) {
+			CHECK_EQ(sa_mad_decode(batch[i], MAD_SIZE, &m), 0);
+			*status = m.hdr.status;
+			if (m.hdr.status)
+				return 0;
+			CHECK_EQ(m.hdr.method, SA_METHOD_GET_MULTI_RESP);
+			CHECK_EQ(m.hdr.attr_id, SA_ATTR_PATH_RECORD);
+			CHECK_EQ(m.rmpp.type, RMPP_TYPE_DATA);
+			CHECK_EQ(m.rmpp.data1, expect);
+			CHECK_EQ(m.attr_offset, 8);
+			if (total + SA_DATA_SIZE <= sizeof(all)) {
+				memcpy(all + total, m.data, SA_DATA_SIZE);
+				total += SA_DATA_SIZE;
+			}
+			done = m.rmpp.flags & RMPP_FLAG_LAST;
+			if (done)
+				total -= RMPP_SEG_PAYLOAD - m.rmpp.data2;
+			expect++;
+		}
+		first = 0;
+		nsent = 0;
+		if (!done) {
+			/* ACK as a kernel receiver does: the request method */
+			struct sa_mad a = m;
+			uint8_t buf[MAD_SIZE];
+
+			a.hdr.method = SA_METHOD_GET_MULTI;
+			a.hdr.tid = tid;
+			a.rmpp.type = RMPP_TYPE_ACK;
+			a.rmpp.data1 = expect - 1;
+			a.rmpp.data2 = expect + 8;
+			sa_mad_encode(&a, buf);
+			sa_handle(sa, buf, MAD_SIZE, &client);
+		}
+	}
+	for (size_t off = 0; off + 64 <= total && n < max; off += 64)
+		path_record_decode(all + off, &out[n++]);
+	return n;
+}
+
+static void test_multipath(void)
+{
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2b = port_of("h2", 2);
+	struct multipath_record mp = { .numb_path = 2, .sgid_count = 1, .dgid_count = 2,
+				       .reversible = 1, .tclass = 0x20 };
+	uint64_t mask = MPR_CM_SGID_COUNT | MPR_CM_DGID_COUNT | MPR_CM_NUMB_PATH |
+			MPR_CM_REVERSIBLE | MPR_CM_TCLASS;
+	uint8_t rec[24 + 16 * 16] = { 0 };
+	struct path_record got[32];
+	uint16_t status;
+	size_t n;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 1600);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(wire_bits_get(m.data, 16, 16) & SA_CAP_MULTIPATH);
+	}
+	/* One MAD, no RMPP: h1 to h3 and to h2's second port, 2 paths */
+	multipath_record_encode(&mp, rec);
+	gid_encode(env.subnet_prefix, h1->guid, rec + 24);
+	gid_encode(env.subnet_prefix, h3->guid, rec + 40);
+	gid_encode(env.subnet_prefix, h2b->guid, rec + 56);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 72, 1601);
+	n = mpr_receive(sa, 0, 1601, got, 32, &status);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(got[0].slid, h1->lid);
+	CHECK(got[0].dlid != got[1].dlid);
+	CHECK(got[0].dlid == h3->lid || got[0].dlid == h2b->lid);
+	CHECK_EQ(got[0].tclass, 0x20);
+	CHECK(!memcmp(got[1].sgid, rec + 24, 16));
+
+	/* 12 GIDs: 216 bytes, two RMPP segments in the request direction */
+	mp.sgid_count = 1;
+	mp.dgid_count = 11;
+	mp.numb_path = 20;
+	multipath_record_encode(&mp, rec);
+	gid_encode(env.subnet_prefix, h3->guid, rec + 24);
+	for (int i = 0; i < 11; i++)
+		gid_encode(env.subnet_prefix, (i % 2 ? h1 : h2b)->guid, rec + 40 + 16 * i);
+	mpr_send_rmpp(sa, mask, rec, 24 + 12 * 16, 1602);
+	/* The last segment's ACK, then the answer's first segment */
+	CHECK(nsent >= 2);
+	n = mpr_receive(sa, 1, 1602, got, 32, &status);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(n, 11);	/* LMC 0: one path per pair, fewer than NumbPath */
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(got[i].slid, h3->lid);
+	CHECK(!memcmp(got[10].dgid, rec + 40 + 16 * 10, 16));
+	CHECK_EQ(sa_stats(sa)->refused, 0);
+
+	/* Without the counts; a GID nobody has; another attribute */
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, MPR_CM_NUMB_PATH, rec, 200,
+		1603);
+	CHECK_EQ(last_status(), SA_STATUS_INSUFFICIENT);
+	mp.dgid_count = 2;
+	multipath_record_encode(&mp, rec);
+	rec[40 + 15] ^= 0x33;
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1604);
+	CHECK_EQ(last_status(), SA_STATUS_INVALID_GID);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_PATH_RECORD, 0, NULL, 0, 1605);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	/* Counts longer than the request */
+	mp.dgid_count = 200;
+	multipath_record_encode(&mp, rec);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1606);
+	CHECK_EQ(last_status(), SA_STATUS_REQ_INVALID);
+	sa_free(sa);
+}
+
+/*
+ * LMC 2: NumbPath 4 gives four paths of a pair, each with another SLID and
+ * another DLID (PathRecord GetTable and MultiPathRecord alike)
+ */
+static void test_lmc_paths(void)
+{
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+	struct sa *sa;
+	struct fab_port *a, *b;
+	struct path_record pr = { 0 }, got[32];
+	uint8_t rec[200] = { 0 }, *data;
+	size_t n, rsize;
+	uint16_t status;
+
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&ff, f, NULL), 0);
+	CHECK_EQ(lid_assign(f, 2, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &rs, NULL), 0);
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			f->nodes[i]->ports[p].pi.link_width_active = 2;
+			f->nodes[i]->ports[p].pi.link_speed_active = 1;
+		}
+	a = fabric_port(fabric_find(f, ff.nodes[ff_find(&ff, "h1")].guid), 1);
+	b = fabric_port(fabric_find(f, ff.nodes[ff_find(&ff, "h3")].guid), 1);
+	CHECK(a && b && a->lmc == 2 && b->lmc == 2);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, f, NULL), 0);
+	gid_encode(env.subnet_prefix, a->guid, pr.sgid);
+	gid_encode(env.subnet_prefix, b->guid, pr.dgid);
+	pr.numb_path = 4;
+	pr.reversible = 1;
+	pr.tclass = 0;
+	pr.service_id = 0x10000000000001ull;
+	path_record_encode(&pr, rec);
+	n = get_table(sa, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID | PR_CM_NUMB_PATH |
+		      PR_CM_REVERSIBLE | PR_CM_TCLASS | PR_CM_SERVICE_ID, rec, 64, &data, &rsize);
+	CHECK_EQ(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		path_record_decode(data + 64 * i, &got[i]);
+		CHECK(got[i].slid >= a->lid && got[i].slid < a->lid + 4);
+		CHECK(got[i].dlid >= b->lid && got[i].dlid < b->lid + 4);
+		CHECK(got[i].service_id == pr.service_id);
+		CHECK_EQ(got[i].preference, i);
+		for (size_t j = 0; j < i; j++)
+			CHECK(got[i].slid != got[j].slid && got[i].dlid != got[j].dlid);
+	}
+	free(data);
+	/* Without NumbPath: all 16 */
+	n = get_table(sa, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID, rec, 64, &data, &rsize);
+	CHECK_EQ(n, 16);
+	free(data);
+	/* MultiPathRecord: the same four */
+	{
+		struct multipath_record mp = { .numb_path = 4, .sgid_count = 1,
+					       .dgid_count = 1 };
+
+		multipath_record_encode(&mp, rec);
+		gid_encode(env.subnet_prefix, a->guid, rec + 24);
+		gid_encode(env.subnet_prefix, b->guid, rec + 40);
+		request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD,
+			MPR_CM_SGID_COUNT | MPR_CM_DGID_COUNT | MPR_CM_NUMB_PATH, rec, 56, 1700);
+		n = mpr_receive(sa, 0, 1700, got, 32, &status);
+		CHECK_EQ(status, 0);
+		CHECK_EQ(n, 4);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				CHECK(got[i].slid != got[j].slid && got[i].dlid != got[j].dlid);
+	}
+	sa_free(sa);
+	fabric_free(f);
+}
+
 static void test_fuzz(void)
 {
 	static const uint16_t attrs[] = {
@@ -1863,6 +2112,8 @@ int main(void)
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_inform);
+	RUN(test_multipath);
+	RUN(test_lmc_paths);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);
