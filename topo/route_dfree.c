@@ -281,7 +281,7 @@ static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
 			w = H + W[a];
 			c = cost[t] + w + (spread ? rt_wflow(&dc->l, d, fin[t]) : 0);
 			/* Away from the arcs of the port's other LIDs first (LMC > 0) */
-			sb = rt_sib(g, a);
+			sb = rt_sib_key(g, a);
 			if (best == RT_NONE || sb < bs || (sb == bs && (c < bc || (c == bc && w < bw)))) {
 				best = a;
 				bs = sb;

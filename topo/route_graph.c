@@ -45,6 +45,8 @@ void rt_graph_free(struct rt_graph *g)
 	if (g->sibs) {
 		free(g->sibs->cnt);
 		free(g->sibs->arcs);
+		free(g->sibs->entered);
+		free(g->sibs->hosts);
 		free(g->sibs);
 	}
 	memset(g, 0, sizeof(*g));
@@ -67,19 +69,28 @@ void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d)
 
 		if (lid == d->lid || lid >= g->lidlen)
 			continue;
-		for (uint32_t s = 0; s < g->nsw; s++) {
-			const struct fab_node *sw = g->f->switches[s];
-			uint8_t p = g->lt ? g->lt[(size_t)lid * g->nsw + s] :
-				    lid < sw->lft_len ? sw->lft[lid] : LFT_PORT_NONE;
-			uint32_t a;
+		/* The switches this LID's paths pass: hosts' and the next hops' */
+		memcpy(sb->entered, sb->hosts, g->nsw);
+		for (uint32_t pass = 0; pass < 2; pass++) {
+			for (uint32_t s = 0; s < g->nsw; s++) {
+				const struct fab_node *sw = g->f->switches[s];
+				uint8_t p = g->lt ? g->lt[(size_t)lid * g->nsw + s] :
+					    lid < sw->lft_len ? sw->lft[lid] : LFT_PORT_NONE;
+				uint32_t a;
 
-			if (s == d->sw || p < 1 || p > g->nports[s])
-				continue;
-			a = g->parc[g->pbase[s] + p];
-			if (a == RT_NONE)
-				continue;
-			if (!sb->cnt[a]++)
-				sb->arcs[sb->n++] = a;
+				if (s == d->sw || p < 1 || p > g->nports[s])
+					continue;
+				a = g->parc[g->pbase[s] + p];
+				if (a == RT_NONE)
+					continue;
+				if (!pass) {
+					sb->entered[g->to[a]] = 1;
+					continue;
+				}
+				if (!sb->cnt[a])
+					sb->arcs[sb->n++] = a;
+				sb->cnt[a] = (uint16_t)(sb->cnt[a] + 1 + (sb->entered[s] ? 256 : 0));
+			}
 		}
 	}
 	sb->on = sb->n > 0;
@@ -267,13 +278,24 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 		if (ep->lmc && ep->lid != g->dest[i].lid) {
 			g->sibs = calloc(1, sizeof(*g->sibs));
 			if (g->sibs) {
-				g->sibs->cnt = calloc(na ? na : 1, 1);
+				g->sibs->cnt = calloc(na ? na : 1, sizeof(*g->sibs->cnt));
 				/* Every arc at most once: at most narcs entries */
 				g->sibs->arcs = malloc((na ? na : 1) * sizeof(*g->sibs->arcs));
+				g->sibs->entered = malloc(g->nsw ? g->nsw : 1);
+				g->sibs->hosts = calloc(g->nsw ? g->nsw : 1, 1);
 			}
-			if (!g->sibs || !g->sibs->cnt || !g->sibs->arcs) {
+			if (!g->sibs || !g->sibs->cnt || !g->sibs->arcs || !g->sibs->entered ||
+			    !g->sibs->hosts) {
 				rt_graph_free(g);
 				return -ENOMEM;
+			}
+			for (uint32_t s = 0; s < g->nsw; s++) {
+				const struct fab_node *sw = f->switches[s];
+
+				for (unsigned int p = 1; p <= sw->num_ports; p++)
+					if (sw->ports[p].peer &&
+					    sw->ports[p].peer->node->type != NODE_TYPE_SWITCH)
+						g->sibs->hosts[s] = 1;
 			}
 			break;
 		}
@@ -355,7 +377,7 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 		 uint32_t *nxt)
 {
 	const uint64_t *W = rt_wsel(l, d);
-	const uint8_t *sib = g->sibs && g->sibs->on ? g->sibs->cnt : NULL;
+	const uint16_t *sib = g->sibs && g->sibs->on ? g->sibs->cnt : NULL;
 	bool spread = rt_spread(d);
 
 	for (uint32_t s = 0; s < g->nsw; s++)

@@ -75,7 +75,14 @@ struct rt_graph {
 };
 
 struct rt_sibs {
-	uint8_t *cnt;			/* [narcs] the port's other LIDs over each arc */
+	/*
+	 * [narcs] the port's other LIDs over each arc: their number in the
+	 * low byte, in the high byte those of them that reach the arc's switch
+	 * from a host or another switch (paths really pass there)
+	 */
+	uint16_t *cnt;
+	uint8_t *entered;		/* [nsw] scratch of rt_sib_mark */
+	uint8_t *hosts;			/* [nsw] 1: a CA is cabled to the switch */
 	uint32_t *arcs;			/* the arcs counted, to clear them */
 	uint32_t n;
 	bool on;			/* cnt holds the siblings of the LID being routed */
@@ -180,6 +187,15 @@ void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d);
 void rt_sib_clear(const struct rt_graph *g);
 /* How many of the port's other LIDs leave over arc a (0 without LMC) */
 static inline uint32_t rt_sib(const struct rt_graph *g, uint32_t a)
+{
+	return g->sibs && g->sibs->on ? g->sibs->cnt[a] & 0xff : 0;
+}
+/*
+ * The order in which arcs are avoided: first by the other LIDs whose paths
+ * pass the arc's switch (so that the paths of one source to the port's
+ * LIDs part), then by all of them (so that every switch spreads them)
+ */
+static inline uint32_t rt_sib_key(const struct rt_graph *g, uint32_t a)
 {
 	return g->sibs && g->sibs->on ? g->sibs->cnt[a] : 0;
 }

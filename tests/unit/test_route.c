@@ -1229,6 +1229,31 @@ static void check_repair(struct fakefab *ff, const char *name)
 }
 
 /*
+ * The switches a packet to dlid passes from switch w, walked over the true
+ * cabling through the LFTs, into way[] (at most 16); their number, -1 when
+ * it does not reach a CA
+ */
+static int way_to(const struct fakefab *ff, struct fabric *f, int w, uint16_t dlid, int way[16])
+{
+	int n = 0;
+
+	while (w >= 0 && n < 16) {
+		const struct ff_node *x = &ff->nodes[w];
+		struct fab_node *m;
+		uint8_t out;
+
+		if (x->type != NODE_TYPE_SWITCH)
+			return n;
+		way[n++] = w;
+		m = fabric_find(f, x->guid);
+		if (!m || dlid >= m->lft_len || (out = m->lft[dlid]) < 1 || out > x->nports)
+			return -1;
+		w = x->peer[out];
+	}
+	return -1;
+}
+
+/*
  * LMC 2 on a topology file: at every switch, the four LIDs of a CA port
  * leave over as many different ports as the switch has min-hop next hops
  * toward that port's switch (up to four). The next hops come from a BFS
@@ -1241,10 +1266,13 @@ static void check_lmc_spread(const struct fakefab *ff, const char *name, const c
 	struct route_opts o = { .max_vls = 1 };
 	struct route_stats st;
 	int *dist = malloc((size_t)ff->n * sizeof(*dist)), *q = malloc((size_t)ff->n * sizeof(*q));
-	unsigned long tot = 0, best = 0;
+	unsigned long tot = 0, best = 0, pairs = 0, parted = 0;
 	bool fat = !strncmp(name, "ft", 2);
+	unsigned long *np = calloc((size_t)ff->n, sizeof(*np));
 
-	CHECK(f && dist && q);
+	CHECK(f && dist && q && np);
+	if (!np)
+		goto out;
 	if (!f || !dist || !q)
 		goto out;
 	CHECK_EQ(route_compute(route_engine_find(engine), f, &o, &st, NULL), 0);
@@ -1300,14 +1328,60 @@ static void check_lmc_spread(const struct fakefab *ff, const char *name, const c
 				tot++;
 				best += distinct >= (cand < 4 ? cand : 4);
 			}
+			/*
+			 * From every other leaf: the 4 LIDs' paths are as many different
+			 * switch sequences as there are shortest ones (up to 4), so a
+			 * source's NumbPath paths to the port part
+			 */
+			for (int i = 0; i < tail; i++) {
+				const struct ff_node *x = &ff->nodes[q[i]];
+
+				np[q[i]] = i ? 0 : 1;
+				for (unsigned int p = 1; i && p <= x->nports; p++) {
+					int y = x->peer[p];
+
+					if (y >= 0 && ff->nodes[y].type == NODE_TYPE_SWITCH &&
+					    dist[y] == dist[q[i]] - 1)
+						np[q[i]] += np[y];
+				}
+			}
+			for (int w = 0; w < ff->n; w++) {
+				int ways[4][16], len[4], distinct = 0;
+				bool has_host = false;
+
+				if (ff->nodes[w].type != NODE_TYPE_SWITCH || w == leaf || dist[w] < 0)
+					continue;
+				for (unsigned int p = 1; p <= ff->nodes[w].nports; p++)
+					has_host |= ff->nodes[w].peer[p] >= 0 &&
+						    ff->nodes[ff->nodes[w].peer[p]].type != NODE_TYPE_SWITCH;
+				if (!has_host)
+					continue;
+				for (unsigned int k = 0; k < 4; k++) {
+					bool dup = false;
+
+					len[k] = way_to(ff, f, w, (uint16_t)(base + k), ways[k]);
+					for (unsigned int j = 0; j < k; j++)
+						dup |= len[j] == len[k] &&
+						       !memcmp(ways[j], ways[k], sizeof(int) * (size_t)
+							       (len[k] > 0 ? len[k] : 0));
+					distinct += !dup && len[k] > 0;
+				}
+				pairs++;
+				parted += (unsigned long)distinct >= (np[w] < 4 ? np[w] : 4);
+			}
 		}
 	}
 	fprintf(stderr, "  %-28s %-7s LMC 2: %lu of %lu (switch, port) pairs spread over all "
 		"the min-hop links they have (up to 4)\n", name, engine, best, tot);
+	fprintf(stderr, "  %-28s %-7s LMC 2: %lu of %lu (leaf, port) pairs on as many different "
+		"paths as they have (up to 4)\n", name, engine, parted, pairs);
 	CHECK(tot > 0);
-	if (fat)
+	if (fat) {
 		CHECK_EQ(best, tot);
+		CHECK_EQ(parted, pairs);
+	}
 out:
+	free(np);
 	free(dist);
 	free(q);
 	fabric_free(f);
