@@ -284,6 +284,9 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 	r->next = db->reports;
 	db->reports = r;
 	db->nreports++;
+	log_debug("SA: Report of trap %u to LID %u QP %u (port 0x%016llx), TID 0x%08x",
+		  (unsigned int)wire_bits_get(notice, 32, 16), r->dlid, r->qpn,
+		  (unsigned long long)r->port_guid, r->tid);
 	report_send(sa, r);
 }
 
@@ -521,6 +524,8 @@ void sa_inform_update(struct sa *sa, const struct fabric *f)
 		ab.pkeys = ep->pkeys_valid ? ep->pkeys : &dflt;
 		ab.n = ep->pkeys_valid ? 32 : 1;
 		gid_encode(sa->env->subnet_prefix, ep->guid, gid);
+		log_debug("SA: port 0x%016llx %s service (trap %u)", (unsigned long long)ep->guid,
+			  out ? "out of" : "in", out ? 65 : 64);
 		sm_notice(sa, db, out ? 65 : 64, gid, &no);
 		notify(sa, &no, gid, &ab, 0);
 		if (out)

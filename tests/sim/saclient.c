@@ -19,7 +19,9 @@
  *   svc-get [id=] [name=] [gid=]   (GetTable; one "svc" line per record)
  *   sub trap= [type=] [producer=] [gid=] [qpn=]  /  unsub (same keys)
  *   iir                       InformInfoRecord GetTable
- *   listen secs= [count=] [noresp=1]   Reports received (ReportResp sent)
+ *   listen secs= [count=] [noresp=N]   Reports received (ReportResp sent
+ *                             to all but the first N); until=FILE: stop
+ *                             when FILE exists
  *   path [slid=] [dlid=] [sgid=] [dgid=] [numb=] [sid=] [tclass=] [flow=]
  *        [hop=] [qos=] [sl=] [rev=1] [get=1]
  *   mpath sgids=G,G.. dgids=G,G.. [numb=] [sid=] [rev=1] [tclass=] [pad=]
@@ -551,7 +553,8 @@ static int v_listen(const struct kv *o)
 {
 	double end = now_ms() + 1000.0 * (double)num(o, "secs", 10);
 	unsigned want = (unsigned)num(o, "count", 0), before = reports_seen;
-	bool resp = !num(o, "noresp", 0);
+	unsigned skip = (unsigned)num(o, "noresp", 0);
+	const char *until = kv(o, "until");
 
 	printf("listening lid=%u\n", P.lid);
 	fflush(stdout);
@@ -560,10 +563,12 @@ static int v_listen(const struct kv *o)
 		unsigned slid;
 		uint32_t sqp;
 
-		if (recv_mad(mad, end - now_ms(), &slid, &sqp) < 0)
+		if (until && access(until, F_OK) == 0)
 			break;
+		if (recv_mad(mad, until ? 200 : end - now_ms(), &slid, &sqp) < 0)
+			continue;
 		if (is_report(mad))
-			report_print(mad, slid, sqp, resp);
+			report_print(mad, slid, sqp, reports_seen - before >= skip);
 	}
 	printf("listen reports=%u\n", reports_seen - before);
 	return 0;
