@@ -242,6 +242,144 @@ static const struct {
 	{ SA_ATTR_MULTIPATH_RECORD, MPR_FIXED_SIZE, TABLE(multipath_record_fields) },
 };
 
+/*
+ * Field names, in the order of the tables above (the IBA's component
+ * names, lower case), for smctl's JSON; a table whose names do not match
+ * its fields in number gets none (test_sa checks every table has them).
+ */
+static const char *const node_record_names[] = {
+	"lid", "reserved", "base_version", "class_version", "node_type", "num_ports",
+	"system_image_guid", "node_guid", "port_guid", "partition_cap", "device_id", "revision",
+	"local_port_num", "vendor_id", "node_description",
+};
+
+static const char *const port_info_record_names[] = {
+	"endport_lid", "port_num", "options", "m_key", "gid_prefix", "lid", "master_sm_lid",
+	"capability_mask", "diag_code", "m_key_lease_period", "local_port_num",
+	"link_width_enabled", "link_width_supported", "link_width_active",
+	"link_speed_supported", "port_state", "port_phys_state", "link_down_default_state",
+	"m_key_protect_bits", "reserved", "lmc", "link_speed_active", "link_speed_enabled",
+	"neighbor_mtu", "master_sm_sl", "vl_cap", "init_type", "vl_high_limit",
+	"vl_arbitration_high_cap", "vl_arbitration_low_cap", "init_type_reply", "mtu_cap",
+	"vl_stall_count", "hoq_life", "operational_vls", "partition_enforcement_inbound",
+	"partition_enforcement_outbound", "filter_raw_inbound", "filter_raw_outbound",
+	"m_key_violations", "p_key_violations", "q_key_violations", "guid_cap",
+	"client_reregister", "multicast_pkey_trap_suppression", "subnet_timeout", "reserved2",
+	"resp_time_value", "local_phy_errors", "overrun_errors", "max_credit_hint", "reserved3",
+	"link_round_trip_latency", "capability_mask2", "link_speed_ext_active",
+	"link_speed_ext_supported", "reserved4", "link_speed_ext_enabled",
+};
+
+static const char *const switch_info_record_names[] = {
+	"lid", "reserved", "linear_fdb_cap", "random_fdb_cap", "multicast_fdb_cap",
+	"linear_fdb_top", "default_port", "default_multicast_primary_port",
+	"default_multicast_not_primary_port", "life_time_value", "port_state_change",
+	"optimized_sl2vl_mapping_programming", "lids_per_port", "partition_enforcement_cap",
+	"inbound_enforcement_cap", "outbound_enforcement_cap", "filter_raw_inbound_cap",
+	"filter_raw_outbound_cap", "enhanced_port0", "reserved2", "multicast_fdb_top",
+};
+
+static const char *const link_record_names[] = {
+	"from_lid", "from_port", "to_port", "to_lid", "reserved",
+};
+
+static const char *const lft_record_names[] = { "lid", "block", "reserved", "lft" };
+
+static const char *const sm_info_record_names[] = {
+	"lid", "reserved", "guid", "sm_key", "act_count", "priority", "sm_state",
+};
+
+static const char *const sl2vl_record_names[] = {
+	"lid", "input_port", "output_port", "reserved", "sl2vl",
+};
+
+static const char *const vlarb_record_names[] = {
+	"lid", "output_port", "block", "reserved", "vl_arbitration_table",
+};
+
+static const char *const pkey_record_names[] = {
+	"lid", "block", "port", "reserved", "pkey_table",
+};
+
+static const char *const guid_info_record_names[] = {
+	"lid", "block", "reserved", "reserved2", "guid0", "guid1", "guid2", "guid3", "guid4",
+	"guid5", "guid6", "guid7",
+};
+
+static const char *const service_record_names[] = {
+	"service_id", "service_gid", "service_pkey", "reserved", "service_lease", "service_key",
+	"service_name", "service_data8_0", "service_data8_1", "service_data8_2",
+	"service_data8_3", "service_data8_4", "service_data8_5", "service_data8_6",
+	"service_data8_7", "service_data8_8", "service_data8_9", "service_data8_10",
+	"service_data8_11", "service_data8_12", "service_data8_13", "service_data8_14",
+	"service_data8_15", "service_data16_0", "service_data16_1", "service_data16_2",
+	"service_data16_3", "service_data16_4", "service_data16_5", "service_data16_6",
+	"service_data16_7", "service_data32_0", "service_data32_1", "service_data32_2",
+	"service_data32_3", "service_data64_0", "service_data64_1",
+};
+
+static const char *const inform_info_names[] = {
+	"gid", "lid_range_begin", "lid_range_end", "reserved", "is_generic", "subscribe",
+	"type", "trap_number", "qpn", "reserved2", "resp_time_value", "reserved3",
+	"producer_type",
+};
+
+static const char *const inform_info_record_names[] = {
+	"subscriber_gid", "enum", "reserved", "gid", "lid_range_begin", "lid_range_end",
+	"reserved2", "is_generic", "subscribe", "type", "trap_number", "qpn", "reserved3",
+	"resp_time_value", "reserved4", "producer_type",
+};
+
+static const char *const multipath_record_names[] = {
+	"raw_traffic", "reserved", "flow_label", "hop_limit", "tclass", "reversible",
+	"num_path", "pkey", "qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
+	"packet_life_time_selector", "packet_life_time", "service_id_msb",
+	"independence_selector", "reserved2", "sgid_count", "dgid_count", "service_id_lsb",
+};
+
+static const char *const path_record_names[] = {
+	"service_id_hi", "service_id_lo", "dgid", "sgid", "dlid", "slid", "raw_traffic",
+	"reserved", "flow_label", "hop_limit", "tclass", "reversible", "num_path", "pkey",
+	"qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
+	"packet_life_time_selector", "packet_life_time", "preference", "reserved2",
+};
+
+static const char *const mft_record_names[] = {
+	"lid", "position", "reserved", "block", "reserved2", "port_masks",
+};
+
+static const char *const mcmember_record_names[] = {
+	"mgid", "port_gid", "qkey", "mlid", "mtu_selector", "mtu", "tclass", "pkey",
+	"rate_selector", "rate", "packet_life_time_selector", "packet_life_time", "sl",
+	"flow_label", "hop_limit", "scope", "join_state", "proxy_join", "reserved",
+};
+
+#define NAMES(t) t, sizeof(t) / sizeof(t[0])
+
+static const struct {
+	uint16_t attr;
+	const char *const *names;
+	unsigned int n;
+} record_names[] = {
+	{ SA_ATTR_NODE_RECORD, NAMES(node_record_names) },
+	{ SA_ATTR_PORT_INFO_RECORD, NAMES(port_info_record_names) },
+	{ SA_ATTR_SWITCH_INFO_RECORD, NAMES(switch_info_record_names) },
+	{ SA_ATTR_LINK_RECORD, NAMES(link_record_names) },
+	{ SA_ATTR_LFT_RECORD, NAMES(lft_record_names) },
+	{ SA_ATTR_SM_INFO_RECORD, NAMES(sm_info_record_names) },
+	{ SA_ATTR_SL2VL_RECORD, NAMES(sl2vl_record_names) },
+	{ SA_ATTR_VLARB_RECORD, NAMES(vlarb_record_names) },
+	{ SA_ATTR_PKEY_RECORD, NAMES(pkey_record_names) },
+	{ SA_ATTR_GUID_INFO_RECORD, NAMES(guid_info_record_names) },
+	{ SA_ATTR_PATH_RECORD, NAMES(path_record_names) },
+	{ SA_ATTR_MFT_RECORD, NAMES(mft_record_names) },
+	{ SA_ATTR_MCMEMBER_RECORD, NAMES(mcmember_record_names) },
+	{ SA_ATTR_SERVICE_RECORD, NAMES(service_record_names) },
+	{ SA_ATTR_INFORM_INFO, NAMES(inform_info_names) },
+	{ SA_ATTR_INFORM_INFO_RECORD, NAMES(inform_info_record_names) },
+	{ SA_ATTR_MULTIPATH_RECORD, NAMES(multipath_record_names) },
+};
+
 static int record_index(uint16_t attr_id)
 {
 	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
@@ -262,6 +400,22 @@ unsigned int sa_record_nfields(uint16_t attr_id)
 	int i = record_index(attr_id);
 
 	return i < 0 ? 0 : records[i].n;
+}
+
+int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name,
+			 unsigned int *bit_off, unsigned int *width)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0 || field >= records[i].n)
+		return -EINVAL;
+	*bit_off = records[i].f[field].off;
+	*width = records[i].f[field].width;
+	*name = NULL;
+	for (size_t k = 0; k < sizeof(record_names) / sizeof(record_names[0]); k++)
+		if (record_names[k].attr == attr_id && record_names[k].n == records[i].n)
+			*name = record_names[k].names[field];
+	return 0;
 }
 
 static bool field_equal(const uint8_t *a, const uint8_t *b, const struct field *f)
@@ -290,6 +444,16 @@ uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int fiel
 	if (i < 0 || field >= records[i].n || records[i].f[field].width > 64)
 		return 0;
 	return GET(rec, records[i].f[field].off, records[i].f[field].width);
+}
+
+int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint64_t v)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0 || field >= records[i].n || records[i].f[field].width > 64)
+		return -EINVAL;
+	SET(rec, records[i].f[field].off, records[i].f[field].width, v);
+	return 0;
 }
 
 void path_record_encode(const struct path_record *pr, uint8_t o[64])
@@ -399,6 +563,16 @@ void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
 	SET(out, 23, 9, block);
 	for (unsigned int i = 0; i < 32; i++)
 		SET(out, 64 + 16 * i, 16, mask[i]);
+}
+
+void sa_mft_record_decode(const uint8_t *rec, uint16_t *lid, uint8_t *position, uint16_t *block,
+			  uint16_t mask[32])
+{
+	*lid = (uint16_t)GET(rec, 0, 16);
+	*position = (uint8_t)GET(rec, 16, 4);
+	*block = (uint16_t)GET(rec, 23, 9);
+	for (unsigned int i = 0; i < 32; i++)
+		mask[i] = (uint16_t)GET(rec, 64 + 16 * i, 16);
 }
 
 void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
@@ -517,49 +691,6 @@ void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
 	SET(out, 59, 5, c->resp_time_value);
 }
 
-/* IBA 15.2.5.16 rate codes 2..22 in units of 100 Mb/s */
-static const uint16_t rate_dgbps[] = {
-	[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200, [7] = 400, [8] = 600, [9] = 800,
-	[10] = 1200, [11] = 140, [12] = 560, [13] = 1120, [14] = 1680, [15] = 250, [16] = 1000,
-	[17] = 2000, [18] = 3000, [19] = 280, [20] = 500, [21] = 4000, [22] = 6000,
-};
-
-unsigned int sa_rate_to_dgbps(uint8_t rate)
-{
-	return rate < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]) ? rate_dgbps[rate] : 0;
-}
-
-uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active)
-{
-	unsigned int lanes, lane_dgbps, total;
-	uint8_t best = 2;
-
-	/* PortInfo.LinkWidthActive (IBA 14.2.5.6): 1x, 4x, 8x, 12x, 2x */
-	switch (width_active) {
-	case 1: lanes = 1; break;
-	case 2: lanes = 4; break;
-	case 4: lanes = 8; break;
-	case 8: lanes = 12; break;
-	case 16: lanes = 2; break;
-	default: lanes = 1; break;
-	}
-	/* LinkSpeedExtActive wins when set: FDR, EDR, HDR, NDR */
-	switch (speed_ext_active) {
-	case 1: lane_dgbps = 140; break;
-	case 2: lane_dgbps = 250; break;
-	case 4: lane_dgbps = 500; break;
-	case 8: lane_dgbps = 1000; break;
-	default:
-		lane_dgbps = speed_active == 4 ? 100 : speed_active == 2 ? 50 : 25;
-	}
-	total = lanes * lane_dgbps;
-	/* The fastest code not above the link's rate */
-	for (uint8_t r = 2; r < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]); r++)
-		if (rate_dgbps[r] <= total && rate_dgbps[r] > rate_dgbps[best])
-			best = r;
-	return best;
-}
-
 void service_record_encode(const struct service_record *r, uint8_t o[SR_SIZE])
 {
 	memset(o, 0, SR_SIZE);
@@ -596,7 +727,7 @@ void service_record_decode(const uint8_t in[SR_SIZE], struct service_record *r)
 		r->data64[i] = GET(in, 1280 + 64 * i, 64);
 }
 
-void notice_encode(const struct notice *n, uint8_t o[NOTICE_SIZE])
+void sa_notice_encode(const struct notice *n, uint8_t o[NOTICE_SIZE])
 {
 	memset(o, 0, NOTICE_SIZE);
 	SET(o, 0, 1, n->generic);
@@ -610,7 +741,7 @@ void notice_encode(const struct notice *n, uint8_t o[NOTICE_SIZE])
 	memcpy(o + 64, n->issuer_gid, 16);
 }
 
-void notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n)
+void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n)
 {
 	memset(n, 0, sizeof(*n));
 	n->generic = (uint8_t)GET(in, 0, 1);

@@ -200,9 +200,11 @@ struct mc_member_record {
 void mc_member_record_encode(const struct mc_member_record *r, uint8_t out[MCR_SIZE]);
 void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record *r);
 
-/* MulticastForwardingTableRecord (IBA 15.2.5.8): out holds 72 bytes */
+/* MulticastForwardingTableRecord (IBA 15.2.5.8): 72 bytes */
 void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
 			  const uint16_t mask[32], uint8_t *out);
+void sa_mft_record_decode(const uint8_t *rec, uint16_t *lid, uint8_t *position, uint16_t *block,
+			  uint16_t mask[32]);
 
 /* Record sizes in bytes (before padding to 8) for the attributes above; 0 if unknown */
 size_t sa_record_size(uint16_t attr_id);
@@ -212,6 +214,14 @@ unsigned int sa_record_nfields(uint16_t attr_id);
 bool sa_record_match(uint16_t attr_id, const uint8_t *cand, const uint8_t *req, uint64_t mask);
 /* A field of a request record, for the server's indexes: 0 if out of range */
 uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int field);
+/*
+ * Where a field lies in its record (bits from the record's start) and its
+ * name (NULL when the table has none); -EINVAL: no such field
+ */
+int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name,
+			 unsigned int *bit_off, unsigned int *width);
+/* Set a field (of 64 bits or less) of a record: -EINVAL when there is no such field */
+int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint64_t v);
 
 /* Record encoders: out must hold sa_record_size() bytes */
 void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
@@ -271,6 +281,9 @@ struct service_record {
 	uint64_t data64[2];
 };
 #define SR_LEASE_INFINITE	0xffffffffu
+/* ServiceRecord field numbers (sa_record_field, sa_record_set_field) */
+#define SR_FIELD_PKEY		2
+#define SR_FIELD_LEASE		4
 /* ServiceRecord component mask: one bit per field, each ServiceData element its own */
 #define SR_CM_ID		(UINT64_C(1) << 0)
 #define SR_CM_GID		(UINT64_C(1) << 1)
@@ -308,8 +321,8 @@ struct notice {
 	uint8_t details[NOTICE_DETAILS_SIZE];
 	uint8_t issuer_gid[16];
 };
-void notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE]);
-void notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n);
+void sa_notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE]);
+void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n);
 
 /* InformInfo (IBA 13.4.8.3, table 125): 36 bytes */
 #define INFORM_SIZE		36
@@ -392,9 +405,5 @@ void multipath_record_decode(const uint8_t in[MPR_FIXED_SIZE], struct multipath_
 #define PIR_FIELD_CAP_MASK2	53
 /* GUIDInfoRecord: GUID n of the block is component mask bit 4 + n (IBA 15.2.5.18) */
 #define GIR_CM_GUID(n)		(UINT64_C(1) << (4 + (n)))
-
-/* Selectors (IBA 15.2.5.16): rate codes in Gb/s * 10 for comparisons; 0 if invalid */
-unsigned int sa_rate_to_dgbps(uint8_t rate);
-uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active);
 
 #endif

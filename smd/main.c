@@ -118,16 +118,19 @@ static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
+	struct mad_summary ms;
 	uint8_t mclass, method;
 
-	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
+	if (mad_summarize(mad, len, &ms) < 0)
 		return;
+	mclass = ms.mgmt_class;
+	method = ms.method;
 	if (mclass == MAD_CLASS_SA) {
 		sa_handle(smd->sa, mad, len, from);
 		return;
 	}
 	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
-	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+	    ms.attr_id == SMP_ATTR_SM_INFO) {
 		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
@@ -157,7 +160,7 @@ static int open_store(struct smd *smd)
 
 	r = ensure_db_dir(smd->cfg.db);
 	if (r < 0)
-		log_warn("cannot create the directory of %s: %s", smd->cfg.db, strerror(-r));
+		log_warn_errno(r, "cannot create the directory of %s", smd->cfg.db);
 	r = store_open(smd->cfg.db, 0, &smd->store);
 	if (r == -EBADMSG) {
 		/*
@@ -394,7 +397,7 @@ static int do_sweep(struct loop *lp)
 	log_record(&st->problems);
 	r = sweep_run(smd, &res);
 	if (r < 0)
-		log_error("sweep failed: %s", strerror(-r));
+		log_error_errno(r, "sweep failed");
 	log_record(NULL);
 	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
 	st->light_only = false;
@@ -621,10 +624,23 @@ static void warn_layered(const struct smd_config *c)
 		 c->max_vls, c->max_vls ? "up to max_vls" : "all the ports'");
 }
 
+/* The command line's keys over the file's */
+static int config_args(const struct smd *smd, struct smd_config *c, char *err, size_t errlen)
+{
+	if (smd->arg_db && config_set(c, "db", smd->arg_db, err, errlen) < 0)
+		return -EINVAL;
+	if (smd->arg_port && config_set(c, "port", smd->arg_port, err, errlen) < 0)
+		return -EINVAL;
+	if (smd->arg_capture && config_set(c, "capture", smd->arg_capture, err, errlen) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 /*
  * SIGHUP: read the configuration again. Keys that shape the running
- * daemon take effect at once; the port, the database, the capture and the
- * SMP window keep their values until a restart (and smd says so).
+ * daemon take effect at once; the port, the database, the capture, the
+ * SMP window and the IPoIB group keep their values until a restart, and
+ * smd says so (the key table in config.c decides which is which).
  */
 static void reload_config(struct smd *smd)
 {
@@ -636,50 +652,23 @@ static void reload_config(struct smd *smd)
 		return;
 	config_defaults(&c);
 	r = config_load(&c, smd->config_path, err, sizeof(err));
+	if (r >= 0)
+		r = config_args(smd, &c, err, sizeof(err));
 	if (r < 0) {
 		log_error("SIGHUP: %s; keeping the running configuration", err);
 		return;
 	}
-	if (strcmp(c.control_socket, smd->cfg.control_socket))
-		log_warn("SIGHUP: control_socket applies after a restart");
-	if (c.max_outstanding_smps != smd->cfg.max_outstanding_smps ||
-	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
-		log_warn("SIGHUP: SMP transport settings apply after a restart");
-	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
-	smd->cfg.routing_repair = c.routing_repair;
 	if (c.max_vls != smd->cfg.max_vls)
 		warn_layered(&c);
-	smd->cfg.max_vls = c.max_vls;
-	smd->cfg.sl2vl_set = c.sl2vl_set;
-	memcpy(smd->cfg.sl2vl, c.sl2vl, sizeof(c.sl2vl));
-	smd->cfg.vlarb_low = c.vlarb_low;
-	smd->cfg.vlarb_high = c.vlarb_high;
-	smd->cfg.vlarb_high_limit = c.vlarb_high_limit;
-	smd->cfg.lmc = c.lmc;
-	smd->cfg.subnet_prefix = c.subnet_prefix;
-	smd->cfg.packet_life_time = c.packet_life_time;
-	smd->cfg.subnet_timeout = c.subnet_timeout;
-	smd->cfg.sm_priority = c.sm_priority;
-	smd->cfg.sm_poll_interval = c.sm_poll_interval;
-	smd->cfg.sm_poll_retries = c.sm_poll_retries;
-	smd->cfg.sweep_interval = c.sweep_interval;
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
-	smd->cfg.sm_key = c.sm_key;
-	smd->cfg.trap_flood_action = c.trap_flood_action;
-	memcpy(smd->cfg.control_group, c.control_group, sizeof(c.control_group));
-	smd->cfg.log_level = c.log_level;
+	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
-	if (c.ipoib != smd->cfg.ipoib || c.ipoib_mtu != smd->cfg.ipoib_mtu ||
-	    c.ipoib_rate != smd->cfg.ipoib_rate || c.ipoib_sl != smd->cfg.ipoib_sl)
-		log_warn("SIGHUP: the IPoIB broadcast group's settings apply after a restart "
-			 "(its members would have to join again)");
-	smd->cfg.client_reregister = c.client_reregister;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 }
 
@@ -753,19 +742,19 @@ static int run_daemon(struct smd *smd)
 			r = sd_event_source_set_priority(lp.poll_timer, SD_EVENT_PRIORITY_IDLE);
 	}
 	if (r < 0) {
-		log_error("cannot watch the MAD port: %s", strerror(-r));
+		log_error_errno(r, "cannot watch the MAD port");
 		goto out;
 	}
 	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 1000, on_sweep_timer, &lp);
 	if (r < 0) {
-		log_error("cannot create the sweep timer: %s", strerror(-r));
+		log_error_errno(r, "cannot create the sweep timer");
 		goto out;
 	}
 	r = sd_event_add_time(lp.ev, &lp.sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, &lp);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(lp.sm_timer, SD_EVENT_OFF);
 	if (r < 0) {
-		log_error("cannot create the SM poll timer: %s", strerror(-r));
+		log_error_errno(r, "cannot create the SM poll timer");
 		goto out;
 	}
 	if (smd->cfg.ready_timeout) {
@@ -773,7 +762,7 @@ static int run_daemon(struct smd *smd)
 					       (uint64_t)smd->cfg.ready_timeout * 1000000u, 1000,
 					       on_ready_timer, &lp);
 		if (r < 0) {
-			log_error("cannot create the readiness timer: %s", strerror(-r));
+			log_error_errno(r, "cannot create the readiness timer");
 			goto out;
 		}
 	}
@@ -781,7 +770,7 @@ static int run_daemon(struct smd *smd)
 	notify_status(&lp);
 	r = sd_event_loop(lp.ev);
 	if (r < 0)
-		log_error("event loop failed: %s", strerror(-r));
+		log_error_errno(r, "event loop failed");
 out:
 	smd->control = control_close(smd->control);
 	sd_event_source_unref(lp.sweep_timer);
@@ -950,13 +939,13 @@ int main(int argc, char **argv)
 	tc.retries = smd.cfg.smp_retries;
 	r = txn_new(&txn_port_ops, smd.port, &tc, &smd.txn);
 	if (r < 0) {
-		log_error("cannot set up transactions: %s", strerror(-r));
+		log_error_errno(r, "cannot set up transactions");
 		goto out;
 	}
 	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
 	r = trap_table_new(&smd.trapt);
 	if (r < 0) {
-		log_error("cannot set up trap handling: %s", strerror(-r));
+		log_error_errno(r, "cannot set up trap handling");
 		goto out;
 	}
 	smd.sa_env = (struct sa_env){
@@ -968,14 +957,14 @@ int main(int argc, char **argv)
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {
-		log_error("cannot set up the SA: %s", strerror(-r));
+		log_error_errno(r, "cannot set up the SA");
 		goto out;
 	}
 	open_store(&smd);
 	sa_owner_init(&smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
-		log_error("cannot set up multicast: %s", strerror(-r));
+		log_error_errno(r, "cannot set up multicast");
 		goto out;
 	}
 
@@ -987,7 +976,7 @@ int main(int argc, char **argv)
 
 		r = sweep_run(&smd, &res);
 		if (r < 0) {
-			log_error("sweep failed: %s", strerror(-r));
+			log_error_errno(r, "sweep failed");
 			goto out;
 		}
 		print_summary(&res);

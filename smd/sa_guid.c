@@ -329,8 +329,7 @@ static void gi_done(void *arg, int status, const uint8_t data[64])
 		return;
 	}
 	/* What the port says it holds now is the table (IBA 14.2.5.5) */
-	for (unsigned int k = 0; k < 8; k++)
-		held[k] = wire_bits_get(data, 64 * k, 64);
+	guid_block_decode(data, held);
 	if (q->block == 0)
 		held[0] = p->guid;
 	if (store_block(sa, p, q->block, held) < 0) {
@@ -419,10 +418,9 @@ uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct ma
 	db->pending = q;
 	db->npending++;
 	{
-		uint8_t data[64] = { 0 };
+		uint8_t data[SMP_DATA_SIZE];
 
-		for (unsigned int k = 0; k < 8; k++)
-			wire_bits_set(data, 64 * k, 64, want[k]);
+		guid_block_encode(want, data);
 		/* IBA 14.2.5.5: the attribute modifier is the block number */
 		if (sa->env->smp(sa->env->ctx, p, MAD_METHOD_SET, SMP_ATTR_GUID_INFO, b, data,
 				 gi_done, q) < 0) {

@@ -249,7 +249,8 @@ static void report_send(struct sa *sa, struct report *r)
 		sa->env->send(sa->env->ctx, r->mad, MAD_SIZE, r->dlid, r->qpn);
 }
 
-static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[NOTICE_SIZE])
+static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[NOTICE_SIZE],
+		      uint16_t trap)
 {
 	struct sa_inform_db *db = sa->inf;
 	struct sa_mad m = { 0 };
@@ -285,7 +286,7 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 	db->reports = r;
 	db->nreports++;
 	log_debug("SA: Report of trap %u to LID %u QP %u (port 0x%016llx), TID 0x%08x",
-		  (unsigned int)wire_bits_get(notice, 32, 16), r->dlid, r->qpn,
+		  trap, r->dlid, r->qpn,
 		  (unsigned long long)r->port_guid, r->tid);
 	report_send(sa, r);
 }
@@ -331,7 +332,7 @@ static void notify(struct sa *sa, const struct notice *n, const uint8_t *about,
 
 	if (!db || !db->n)
 		return;
-	notice_encode(n, buf);
+	sa_notice_encode(n, buf);
 	for (size_t i = 0; i < db->n; i++) {
 		const struct sub *s = &db->v[i];
 		const struct fab_port *p = sa_port_by_guid(sa, s->port_guid);
@@ -348,7 +349,7 @@ static void notify(struct sa *sa, const struct notice *n, const uint8_t *about,
 		} else if (pkey && !sa_pkey_shared(p, pkey)) {
 			continue;
 		}
-		report_to(sa, s, buf);
+		report_to(sa, s, buf, n->trap_num);
 	}
 }
 
@@ -389,7 +390,7 @@ void sa_report_forward(struct sa *sa, const uint8_t *smp_notice, size_t len, uin
 		return;
 	/* An SMP carries the Notice's first 64 bytes: the IssuerGID is the sender's */
 	memcpy(buf, smp_notice, len);
-	notice_decode(buf, &n);
+	sa_notice_decode(buf, &n);
 	if (!n.generic || (n.trap_num != 144 && n.trap_num != 145))
 		return;
 	n.issuer_lid = slid;

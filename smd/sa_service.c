@@ -198,7 +198,7 @@ static void answer_form(const struct sa *sa, const struct svc *v, bool see_key, 
 			uint8_t out[SR_SIZE])
 {
 	memcpy(out, v->rec, SR_SIZE);
-	wire_bits_set(out, 224, 32, lease_left(v, now));
+	sa_record_set_field(SA_ATTR_SERVICE_RECORD, out, SR_FIELD_LEASE, lease_left(v, now));
 	if (!see_key)
 		memset(out + 32, 0, 16);
 }
@@ -261,7 +261,7 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 		return SA_STATUS_DENIED;
 	if (!(m & SR_CM_PKEY)) {
 		r.pkey = 0xffff;
-		wire_bits_set(rec, 192, 16, r.pkey);
+		sa_record_set_field(SA_ATTR_SERVICE_RECORD, rec, SR_FIELD_PKEY, r.pkey);
 	}
 	v = find(db, r.id, r.gid, r.pkey);
 	/* IBA 15.2.5.14: a ServiceKey guards its record */
@@ -281,7 +281,7 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 	if (!sa_port_has_pkey(port, r.pkey))
 		return SA_STATUS_REQ_INVALID;
 	lease = (m & SR_CM_LEASE) ? r.lease : SR_LEASE_INFINITE;
-	wire_bits_set(rec, 224, 32, lease);
+	sa_record_set_field(SA_ATTR_SERVICE_RECORD, rec, SR_FIELD_LEASE, lease);
 	if (!v) {
 		if (db && db->n >= SVC_MAX)
 			return SA_STATUS_NO_RESOURCES;

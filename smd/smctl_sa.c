@@ -16,6 +16,7 @@
 #include "mad/port.h"
 #include "mad/sa.h"
 #include "mad/txn.h"
+#include "smd/json.h"
 #include "smd/smctl.h"
 
 #define SA_TIMEOUT_MS	4000
@@ -277,7 +278,7 @@ static void print_mcast(const struct answer *a)
 			gid_str(r.mgid, g, sizeof(g));
 			printf("%s%-38s MLID 0x%04x Q_Key 0x%08x P_Key 0x%04x MTU %u rate %u "
 			       "SL %u scope %u\n", groups ? "\n" : "", g, r.mlid, r.qkey, r.pkey,
-			       mtu_to_bytes(r.mtu), sa_rate_to_dgbps(r.rate) / 10, r.sl, r.scope);
+			       mtu_to_bytes(r.mtu), iba_rate_to_dgbps(r.rate) / 10, r.sl, r.scope);
 			memcpy(prev, r.mgid, 16);
 			groups++;
 		}
@@ -333,21 +334,114 @@ static void print_inform(const uint8_t *rec)
 
 static void print_mft(const uint8_t *rec)
 {
-	unsigned int pos = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 1);
-	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 3);
+	uint16_t lid, blk, masks[32];
+	uint8_t pos;
 
+	sa_mft_record_decode(rec, &lid, &pos, &blk, masks);
 	for (unsigned int k = 0; k < 32; k++) {
-		unsigned int mask = (unsigned int)wire_bits_get(rec, 64 + 16 * k, 16);
+		unsigned int mask = masks[k];
 
 		if (!mask)
 			continue;
-		printf("%-5" PRIu64 " 0x%04x ports", sa_record_field(SA_ATTR_MFT_RECORD, rec, 0),
-		       0xc000 + blk * 32 + k);
+		printf("%-5u 0x%04x ports", lid, LID_MCAST_MIN + blk * 32u + k);
 		for (unsigned int b = 0; b < 16; b++)
 			if (mask & (1u << b))
 				printf(" %u", pos * 16 + b);
 		printf("\n");
 	}
+}
+
+/*
+ * A record as a JSON object, field by field from mad/'s table: numbers up
+ * to 32 bits, 64-bit fields (GUIDs, keys) and wider ones as hex strings,
+ * GIDs as IPv6 text, NodeDescription as text; reserved fields left out
+ */
+static void json_record(struct json *j, uint16_t attr, const uint8_t *rec, size_t size)
+{
+	unsigned int n = sa_record_nfields(attr);
+
+	json_obj_begin(j, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		const char *name;
+		unsigned int off, w;
+		char key[16], buf[160];
+
+		if (sa_record_field_info(attr, i, &name, &off, &w) < 0)
+			continue;
+		if (!name) {
+			snprintf(key, sizeof(key), "field%u", i);
+			name = key;
+		}
+		if (!strncmp(name, "reserved", 8))
+			continue;
+		if (w <= 32) {
+			json_u64(j, name, sa_record_field(attr, rec, i));
+		} else if (w == 64) {
+			json_hex64(j, name, sa_record_field(attr, rec, i));
+		} else if (off % 8 || (off + w) / 8 > size) {
+			continue;	/* not a whole number of bytes: no table has one */
+		} else if (w == 128) {
+			gid_str(rec + off / 8, buf, sizeof(buf));
+			json_str(j, name, buf);
+		} else if (!strcmp(name, "node_description")) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)(w / 8), (const char *)rec + off / 8);
+			json_str(j, name, buf);
+		} else {
+			char *hex = malloc(w / 4 + 1);
+
+			if (!hex)
+				continue;
+			for (unsigned int b = 0; b < w / 8; b++)
+				snprintf(hex + 2 * b, 3, "%02x", rec[off / 8 + b]);
+			json_str(j, name, hex);
+			free(hex);
+		}
+	}
+	json_obj_end(j);
+}
+
+/* The answer as one JSON object; 0, or 1 when it could not be built */
+static int json_answer(const char *kind, uint16_t attr, const struct answer *a, bool count)
+{
+	struct json j;
+	const char *t;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "ok");
+	json_str(&j, "kind", kind);
+	json_strf(&j, "attribute", "0x%04x", attr);
+	json_u64(&j, "count", nrecords(a));
+	if (!count) {
+		json_arr_begin(&j, "records");
+		for (size_t i = 0; i < nrecords(a); i++)
+			json_record(&j, attr, record(a, i), a->attr_offset * 8u);
+		json_arr_end(&j);
+	}
+	json_obj_end(&j);
+	t = json_text(&j);
+	if (t)
+		printf("%s\n", t);
+	else
+		fprintf(stderr, "smctl: out of memory\n");
+	json_free(&j);
+	return t ? 0 : 1;
+}
+
+static void json_sa_error(const char *why)
+{
+	struct json j;
+	const char *t;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "error");
+	json_str(&j, "error", why);
+	json_obj_end(&j);
+	t = json_text(&j);
+	if (t)
+		printf("%s\n", t);
+	json_free(&j);
 }
 
 static const struct {
@@ -384,6 +478,7 @@ static void usage(FILE *out)
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
 		"       --sm-key KEY: requests carry KEY (the SA shows group members to its own)\n"
+		"       --json: one JSON object, \"status\" first, the records field by field\n"
 		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path mcast mft\n"
 		"      services informs\n"
 		"(mcast: --lid names an MLID)\n");
@@ -445,8 +540,7 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 
 		if (!lid || lid > LID_UCAST_MAX)
 			continue;
-		rec[0] = (uint8_t)(lid >> 8);
-		rec[1] = (uint8_t)lid;
+		sa_record_set_field(SA_ATTR_NODE_RECORD, rec, 0, lid);
 		if (query(c, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1, rec, sizeof(rec), &one) == 0) {
 			if (!one.status && nrecords(&one) >= 1 &&
 			    sa_record_field(SA_ATTR_NODE_RECORD, record(&one, 0), 0) == lid)
@@ -673,6 +767,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		{ "sl", required_argument, NULL, 'L' },
 		{ "reversible", no_argument, NULL, 'R' },
 		{ "name", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -697,9 +792,10 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	}
 	kind = argv[1];
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:hN:I:T:F:H:Q:L:Ra:", opts,
+	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:jhN:I:T:F:H:Q:L:Ra:", opts,
 				 NULL)) != -1) {
 		switch (ch) {
+		case 'j': ctx->json = true; break;
 		case 'p': port = optarg; break;
 		case 'l': lid = strtol(optarg, NULL, 0); break;
 		case 's': pr.slid = (uint16_t)strtoul(optarg, NULL, 0); mask |= PR_CM_SLID; break;
@@ -787,19 +883,33 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		mask = lid >= 0 ? MCR_CM_MLID : 0;
 	} else if (lid >= 0) {
 		/* Every record but PathRecord starts with its LID, component 0 */
-		rec[0] = (uint8_t)(lid >> 8);
-		rec[1] = (uint8_t)lid;
+		sa_record_set_field(kinds[ki].attr, rec, 0, (uint64_t)lid);
 		mask = 1;
 	}
-	if (client_open(&c, port) < 0)
+	if (client_open(&c, port) < 0) {
+		if (ctx->json)
+			json_sa_error("cannot reach the SA (see the message on stderr)");
 		return 1;
+	}
 	r = query(&c, get ? SA_METHOD_GET : SA_METHOD_GET_TABLE, kinds[ki].attr, mask, rec,
 		  sizeof(rec), &a);
 	if (r < 0) {
-		fprintf(stderr, "smctl: no answer from the SA at LID %u: %s\n", c.sm_lid,
-			strerror(-r));
+		char why[128];
+
+		snprintf(why, sizeof(why), "no answer from the SA at LID %u: %s", c.sm_lid,
+			 strerror(-r));
+		fprintf(stderr, "smctl: %s\n", why);
+		if (ctx->json)
+			json_sa_error(why);
 	} else if (a.status) {
-		fprintf(stderr, "smctl: the SA answered with status 0x%04x\n", a.status);
+		char why[64];
+
+		snprintf(why, sizeof(why), "the SA answered with status 0x%04x", a.status);
+		fprintf(stderr, "smctl: %s\n", why);
+		if (ctx->json)
+			json_sa_error(why);
+	} else if (ctx->json) {
+		rc = json_answer(kind, kinds[ki].attr, &a, count);
 	} else if (count) {
 		printf("%zu\n", nrecords(&a));
 		rc = 0;

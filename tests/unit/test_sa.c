@@ -1455,7 +1455,7 @@ static unsigned int reports(uint16_t trap, struct notice *last, uint16_t *dlid, 
 		if (sa_mad_decode(sent[i], MAD_SIZE, &m) < 0 || m.hdr.method != SA_METHOD_REPORT)
 			continue;
 		CHECK_EQ(m.hdr.attr_id, SA_ATTR_NOTICE);
-		notice_decode(m.data, &no);
+		sa_notice_decode(m.data, &no);
 		if (no.trap_num != trap)
 			continue;
 		n++;
@@ -1666,7 +1666,7 @@ static void test_inform(void)
 
 		wire_bits_set(t.details, 16, 16, h3->lid);
 		wire_bits_set(t.details, 48, 32, 1u << 19);
-		notice_encode(&t, d);
+		sa_notice_encode(&t, d);
 		nsent = 0;
 		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
 		CHECK_EQ(reports(144, &no, &dlid, NULL), 1);
@@ -1676,7 +1676,7 @@ static void test_inform(void)
 		CHECK(!memcmp(no.issuer_gid, gid, 16));
 		/* Other traps are not forwarded */
 		t.trap_num = 128;
-		notice_encode(&t, d);
+		sa_notice_encode(&t, d);
 		nsent = 0;
 		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
 		CHECK_EQ(nsent, 0);
@@ -2097,9 +2097,49 @@ static void test_fuzz(void)
 	sa_free(sa);
 }
 
+/* Every record type smd serves names each of its fields, once (smctl --json) */
+static void test_field_names(void)
+{
+	static const uint16_t attrs[] = {
+		SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD, SA_ATTR_SWITCH_INFO_RECORD,
+		SA_ATTR_LINK_RECORD, SA_ATTR_LFT_RECORD, SA_ATTR_SM_INFO_RECORD,
+		SA_ATTR_SL2VL_RECORD, SA_ATTR_VLARB_RECORD, SA_ATTR_PKEY_RECORD,
+		SA_ATTR_GUID_INFO_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_MFT_RECORD,
+		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_SERVICE_RECORD, SA_ATTR_INFORM_INFO,
+		SA_ATTR_INFORM_INFO_RECORD, SA_ATTR_MULTIPATH_RECORD,
+	};
+
+	for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+		unsigned int n = sa_record_nfields(attrs[a]), end = 0;
+
+		CHECK(n > 0);
+		for (unsigned int i = 0; i < n; i++) {
+			const char *name, *other;
+			unsigned int off, w;
+
+			CHECK_EQ(sa_record_field_info(attrs[a], i, &name, &off, &w), 0);
+			CHECK_MSG(name != NULL, "attribute 0x%04x field %u has a name", attrs[a], i);
+			/* Fields follow each other without gap or overlap */
+			CHECK_MSG(off == end, "attribute 0x%04x field %u at bit %u, not %u", attrs[a],
+				  i, off, end);
+			end = off + w;
+			for (unsigned int k = 0; name && k < i; k++) {
+				sa_record_field_info(attrs[a], k, &other, &off, &w);
+				CHECK_MSG(!other || strcmp(name, other), "attribute 0x%04x: %s twice",
+					  attrs[a], name);
+			}
+		}
+		CHECK_MSG(end <= 8 * sa_record_size(attrs[a]), "attribute 0x%04x: %u bits of %zu",
+			  attrs[a], end, 8 * sa_record_size(attrs[a]));
+	}
+	CHECK_EQ(sa_record_field_info(0x1234, 0, &(const char *){ NULL }, &(unsigned int){ 0 },
+				      &(unsigned int){ 0 }), -EINVAL);
+}
+
 int main(void)
 {
 	setup();
+	RUN(test_field_names);
 	RUN(test_status);
 	RUN(test_path_get);
 	RUN(test_tables);

@@ -1320,7 +1320,7 @@ static void test_sa_records(void)
 	CHECK_EQ(sa_record_size(SA_ATTR_SERVICE_RECORD), SR_SIZE);
 
 	memset(b, 0, sizeof(b));
-	notice_encode(&n, b);
+	sa_notice_encode(&n, b);
 	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_IS_GENERIC_F), 1);
 	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_TYPE_F), NOTICE_TYPE_SM);
 	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_PRODUCER_F), NOTICE_PRODUCER_CLASS_MGR);
@@ -1330,7 +1330,7 @@ static void test_sa_records(void)
 	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_COUNT_F), 0x1234);
 	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_DATA_LID_F), 0x0102);
 	CHECK_EQ(b[64], 0xf0);
-	notice_decode(b, &n2);
+	sa_notice_decode(b, &n2);
 	CHECK(!memcmp(&n, &n2, sizeof(n)));
 
 	memset(b, 0, sizeof(b));
@@ -1373,6 +1373,24 @@ static void test_sa_records(void)
 	CHECK_EQ(sa_record_nfields(SA_ATTR_GUID_INFO_RECORD), 12);
 }
 
+/* GUIDInfo block (IBA 14.2.5.5): GUID k at byte 8k, big-endian */
+static void test_guid_block(void)
+{
+	uint64_t g[8], back[8];
+	uint8_t d[SMP_DATA_SIZE];
+
+	for (unsigned int k = 0; k < 8; k++)
+		g[k] = UINT64_C(0x0102030405060700) + k;
+	memset(d, 0xee, sizeof(d));
+	guid_block_encode(g, d);
+	CHECK_EQ(d[0], 0x01);
+	CHECK_EQ(d[7], 0x00);
+	CHECK_EQ(d[8 * 5 + 7], 0x05);
+	CHECK_EQ(d[63], 0x07);
+	guid_block_decode(d, back);
+	CHECK(!memcmp(g, back, sizeof(g)));
+}
+
 int main(void)
 {
 	RUN(test_bits);
@@ -1393,5 +1411,6 @@ int main(void)
 	RUN(test_encodings);
 	RUN(test_sm_info);
 	RUN(test_sa_records);
+	RUN(test_guid_block);
 	return unit_report();
 }
