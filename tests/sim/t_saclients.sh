@@ -25,7 +25,7 @@
 # 168-199 of each RMPP segment): saclient marks the records that overlap
 # them ("lost rec=") and the checks use only the intact ones.
 . "$(dirname "$0")/common.sh"
-C=${SACLIENT:-$top/tests/sim/saclient}
+C=${SACLIENT:-${top_builddir:-$top}/tests/sim/saclient}
 SMCTL=${SMCTL:-$top/smd/smctl}
 [ -x "$C" ] || { echo "missing $C: build first" >&2; exit 99; }
 tmp=$(mktemp -d)
