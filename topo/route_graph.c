@@ -89,7 +89,8 @@ void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d)
 				}
 				if (!sb->cnt[a])
 					sb->arcs[sb->n++] = a;
-				sb->cnt[a] = (uint16_t)(sb->cnt[a] + 1 + (sb->entered[s] ? 256 : 0));
+				sb->cnt[a] = (uint16_t)(sb->cnt[a] + 1 +
+							(sb->entered[s] ? 256 : 0));
 			}
 		}
 	}

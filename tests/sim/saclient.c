@@ -78,7 +78,11 @@
 
 static void put16(uint8_t *p, unsigned v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 static void put32(uint8_t *p, uint32_t v) { put16(p, v >> 16); put16(p + 2, v & 0xffff); }
-static void put64(uint8_t *p, uint64_t v) { put32(p, (uint32_t)(v >> 32)); put32(p + 4, (uint32_t)v); }
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)(v >> 32));
+	put32(p + 4, (uint32_t)v);
+}
 static unsigned get16(const uint8_t *p) { return (unsigned)p[0] << 8 | p[1]; }
 static uint32_t get32(const uint8_t *p) { return (uint32_t)get16(p) << 16 | get16(p + 2); }
 static uint64_t get64(const uint8_t *p) { return (uint64_t)get32(p) << 32 | get32(p + 4); }

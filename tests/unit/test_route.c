@@ -1346,24 +1346,24 @@ static void check_lmc_spread(const struct fakefab *ff, const char *name, const c
 				}
 			}
 			for (int w = 0; w < ff->n; w++) {
+				const struct ff_node *wn = &ff->nodes[w];
 				int ways[4][16], len[4], distinct = 0;
 				bool has_host = false;
 
-				if (ff->nodes[w].type != NODE_TYPE_SWITCH || w == leaf || dist[w] < 0)
+				if (wn->type != NODE_TYPE_SWITCH || w == leaf || dist[w] < 0)
 					continue;
-				for (unsigned int p = 1; p <= ff->nodes[w].nports; p++)
-					has_host |= ff->nodes[w].peer[p] >= 0 &&
-						    ff->nodes[ff->nodes[w].peer[p]].type != NODE_TYPE_SWITCH;
+				for (unsigned int p = 1; p <= wn->nports; p++)
+					has_host |= wn->peer[p] >= 0 &&
+						    ff->nodes[wn->peer[p]].type != NODE_TYPE_SWITCH;
 				if (!has_host)
 					continue;
 				for (unsigned int k = 0; k < 4; k++) {
 					bool dup = false;
 
 					len[k] = way_to(ff, f, w, (uint16_t)(base + k), ways[k]);
-					for (unsigned int j = 0; j < k; j++)
-						dup |= len[j] == len[k] &&
-						       !memcmp(ways[j], ways[k], sizeof(int) * (size_t)
-							       (len[k] > 0 ? len[k] : 0));
+					for (unsigned int j = 0; len[k] > 0 && j < k; j++)
+						dup |= len[j] == len[k] && !memcmp(ways[j], ways[k],
+							sizeof(int) * (size_t)len[k]);
 					distinct += !dup && len[k] > 0;
 				}
 				pairs++;
