@@ -326,10 +326,15 @@ static void print_inform(const uint8_t *rec)
 		printf("any ");
 	else
 		printf("%-3u ", ii.trap_num);
-	printf("type %s%u producer %s%u QPN %u%s\n", ii.type == 0xffff ? "any " : "",
-	       ii.type == 0xffff ? 0 : ii.type, ii.producer == 0xffffff ? "any " : "",
-	       ii.producer == 0xffffff ? 0 : ii.producer, ii.qpn,
-	       ii.generic ? "" : " (vendor)");
+	if (ii.type == 0xffff)
+		printf("type any ");
+	else
+		printf("type %u ", ii.type);
+	if (ii.producer == 0xffffff)
+		printf("producer any ");
+	else
+		printf("producer %u ", ii.producer);
+	printf("QPN %u%s\n", ii.qpn, ii.generic ? "" : " (vendor)");
 }
 
 static void print_mft(const uint8_t *rec)
