@@ -28,6 +28,7 @@
 #include "smd/sweep.h"
 #include "smd/mcast.h"
 #include "smd/sa_owner.h"
+#include "smd/mkey.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -766,6 +767,11 @@ static int run_daemon(struct smd *smd)
 			goto out;
 		}
 	}
+	r = mkey_attach(smd, lp.ev);
+	if (r < 0) {
+		log_error_errno(r, "cannot create the M_Key timer");
+		goto out;
+	}
 	open_control(&lp);
 	notify_status(&lp);
 	r = sd_event_loop(lp.ev);
@@ -962,6 +968,13 @@ int main(int argc, char **argv)
 	}
 	open_store(&smd);
 	sa_owner_init(&smd);
+	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
+	r = mkey_new(&smd);
+	if (r < 0) {
+		log_error_errno(r, "cannot set up M_Keys");
+		goto out;
+	}
+	txn_set_mkey(smd.txn, mkey_for_smp, &smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
 		log_error_errno(r, "cannot set up multicast");
@@ -987,6 +1000,7 @@ int main(int argc, char **argv)
 	}
 out:
 	trap_table_free(smd.trapt);
+	mkey_free(&smd);
 	sa_free(smd.sa);
 	mcast_fini(&smd);
 	route_result_free(smd.routes);
