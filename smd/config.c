@@ -370,6 +370,11 @@ int config_set(struct smd_config *c, const char *key, const char *v, char *err, 
 		r = parse_uint(v, 0, 15, &c->ipoib_sl);
 	} else if (!strcmp(key, "client_reregister")) {
 		r = parse_bool(v, &c->client_reregister);
+	} else if (!strcmp(key, "partition_config")) {
+		if (strlen(v) >= sizeof(c->partition_config))
+			r = -EINVAL;
+		else
+			snprintf(c->partition_config, sizeof(c->partition_config), "%s", v);
 	} else if (!strcmp(key, "sm_key")) {
 		r = parse_u64(v, &c->sm_key);
 	} else if (!strcmp(key, "trap_flood_action")) {
@@ -538,6 +543,7 @@ void config_print(const struct smd_config *c, FILE *out)
 	fprintf(out, "ipoib_rate = %s\n", code_text(rates, c->ipoib_rate));
 	fprintf(out, "ipoib_sl = %u\n", c->ipoib_sl);
 	fprintf(out, "client_reregister = %s\n", c->client_reregister ? "yes" : "no");
+	fprintf(out, "partition_config = \"%s\"\n", c->partition_config);
 	fprintf(out, "sm_key = 0x%016" PRIx64 "\n", c->sm_key);
 	fprintf(out, "trap_flood_action = %s\n",
 		c->trap_flood_action == CONFIG_TRAP_FLOOD_DISABLE ? "disable" : "report");

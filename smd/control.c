@@ -32,6 +32,7 @@
 #include "topo/mcast.h"
 #include "smd/light.h"
 #include "smd/log.h"
+#include "smd/partition.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
@@ -568,6 +569,39 @@ static void cmd_check_routes(struct ctl_client *cl)
 	out_add(cl, "OK\n");
 }
 
+static void __attribute__((format(printf, 2, 3))) emit_line(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vadd(ctx, fmt, ap);
+	va_end(ap);
+}
+
+/* partitions [P_KEY|NAME]: ports per partition, or the members of one */
+static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
+{
+	const struct smd *smd = cl->ctl->smd;
+	char buf[40];
+	int r;
+
+	if (argc > 2) {
+		out_error(cl, "partitions takes at most one argument (a P_Key or a name)");
+		return;
+	}
+	if (!smd->parts) {
+		out_error(cl, "no partitions loaded");
+		return;
+	}
+	r = partitions_show(smd, argc == 2 ? argv[1] : NULL, emit_line, cl);
+	if (r == -ENOENT)
+		out_error(cl, "no partition '%s'", printable(argv[1], buf, sizeof(buf)));
+	else if (r < 0)
+		out_error(cl, "partitions: %s", strerror(-r));
+	else
+		out_add(cl, "OK\n");
+}
+
 static void cmd_help(struct ctl_client *cl)
 {
 	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
@@ -575,6 +609,7 @@ static void cmd_help(struct ctl_client *cl)
 		"heavy (full re-discovery); answer when it ended\n"
 		"command: check-routes: the route verifier's verdict on the current routes\n"
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
+		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
 		"command: help: this list\n"
 		"OK\n");
 }
@@ -638,6 +673,8 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_help(cl);
 	else if (!strcmp(argv[0], "sm-enable") && argc == 1)
 		cmd_sm_enable(cl);
+	else if (!strcmp(argv[0], "partitions"))
+		cmd_partitions(cl, argc, argv);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
 		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable"))
 		out_error(cl, "%s takes no arguments", argv[0]);

@@ -27,6 +27,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/partition.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -506,8 +507,11 @@ static int control_resweep(void *ctx, bool heavy)
 
 	if (!sweeping_state(lp->smd))
 		return -EBUSY;
-	if (heavy)
+	if (heavy) {
+		/* The partitions file is read again too: membership changes apply */
+		partitions_reload(lp->smd, "smctl resweep --heavy");
 		lp->smd->resweep_heavy = true;
+	}
 	r = arm_timer(lp, 0);
 	return r < 0 ? r : 0;
 }
@@ -674,12 +678,15 @@ static void reload_config(struct smd *smd)
 	smd->sa_env.packet_life_time = c.packet_life_time;
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
-	if (c.ipoib != smd->cfg.ipoib || c.ipoib_mtu != smd->cfg.ipoib_mtu ||
-	    c.ipoib_rate != smd->cfg.ipoib_rate || c.ipoib_sl != smd->cfg.ipoib_sl)
-		log_warn("SIGHUP: the IPoIB broadcast group's settings apply after a restart "
-			 "(its members would have to join again)");
 	smd->cfg.client_reregister = c.client_reregister;
+	/* The partitions and their IPoIB groups follow (smd/partition.c) */
+	smd->cfg.ipoib = c.ipoib;
+	smd->cfg.ipoib_mtu = c.ipoib_mtu;
+	smd->cfg.ipoib_rate = c.ipoib_rate;
+	smd->cfg.ipoib_sl = c.ipoib_sl;
+	memcpy(smd->cfg.partition_config, c.partition_config, sizeof(c.partition_config));
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
+	partitions_reload(smd, "SIGHUP");
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -908,11 +915,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "smd: %s\n", err);
 		return EXIT_USAGE;
 	}
+	/* The partitions file: refused whole, with file:line, before anything runs */
+	r = partitions_load(&smd.cfg, smd.config_path, &smd.parts, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "smd: %s\n", err);
+		return EXIT_USAGE;
+	}
 	if (check) {
-		if (verbose)
+		if (verbose) {
 			config_print(&smd.cfg, stdout);
-		else
+			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
+			partitions_print(smd.parts, stdout, "# ");
+		} else {
 			printf("configuration OK\n");
+		}
+		part_conf_free(smd.parts);
 		return 0;
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
@@ -998,6 +1015,7 @@ out:
 	trap_table_free(smd.trapt);
 	sa_free(smd.sa);
 	mcast_fini(&smd);
+	part_conf_free(smd.parts);
 	route_result_free(smd.routes);
 	fabric_free(smd.fabric);
 	store_close(smd.store);

@@ -40,6 +40,9 @@ struct sa {
 	/* Multicast: the groups, and the trees of the model served (NULL: none) */
 	struct mc_db *mc;
 	const struct mc_forest *forest;
+	/* The request being answered: its port (NULL: unknown LID), trusted (SM_Key) */
+	const struct fab_port *requester;
+	bool req_trusted;
 };
 
 /* Add a record; -E2BIG past the SA's limit, -ENOMEM */
@@ -58,5 +61,17 @@ int sa_mft_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
  */
 uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 			 uint8_t rec[MCR_SIZE]);
+
+/*
+ * sa_part.c: partitions. What the requester of the request being answered
+ * may see: records of port p (a switch: by its port 0); the P_Key a
+ * PathRecord from src to dst carries (given: the request names want),
+ * -1 when none; a multicast group of P_Key pkey. P_KeyTableRecords.
+ */
+bool sa_part_visible(const struct sa *sa, const struct fab_port *p);
+int sa_part_path_pkey(const struct sa *sa, const struct fab_port *src, const struct fab_port *dst,
+		      bool given, uint16_t want, uint16_t *pkey);
+bool sa_part_group_visible(const struct sa *sa, uint16_t pkey);
+int sa_pkey_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
 
 #endif

@@ -302,3 +302,33 @@ int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv)
 	free(answer);
 	return r;
 }
+
+int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	const char *which = NULL;
+	int timeout_s = 30, r;
+	char req[128], *answer;
+
+	/* One P_Key or name may follow the options */
+	if (argc >= 2 && argv[argc - 1][0] != '-' &&
+	    (argc == 2 || (strcmp(argv[argc - 2], "--socket") && strcmp(argv[argc - 2], "-s") &&
+			   strcmp(argv[argc - 2], "--timeout") && strcmp(argv[argc - 2], "-t")))) {
+		which = argv[argc - 1];
+		argc--;
+	}
+	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S] [P_KEY|NAME]", NULL,
+		       &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	if (which && (strlen(which) > 64 || strpbrk(which, " \t\r\n"))) {
+		fprintf(stderr, "smctl partitions: bad partition '%s'\n", which);
+		return 2;
+	}
+	snprintf(req, sizeof(req), "partitions%s%s\n", which ? " " : "", which ? which : "");
+	r = request(ctx->socket, req, timeout_s, &answer);
+	if (r)
+		return 1;
+	fputs(answer, stdout);
+	free(answer);
+	return 0;
+}

@@ -311,9 +311,10 @@ static void test_remember(void)
 	mc_db_free(db);
 }
 
-static bool alive_odd(void *ctx, uint64_t guid)
+static bool alive_odd(void *ctx, uint64_t guid, uint16_t pkey)
 {
 	(void)ctx;
+	(void)pkey;
 	return guid & 1;
 }
 

@@ -89,8 +89,12 @@ static void setup(void)
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
 			pp->pi.guid_cap = 8;
-			pp->pkeys[0] = 0xffff;
-			pp->pkeys_valid = fabric_is_endport(pp);
+			if (fabric_is_endport(pp)) {
+				static const uint16_t dflt[32] = { 0xffff };
+
+				CHECK_EQ(fabric_port_set_pkeys(pp, dflt, 32), 0);
+				pp->pkeys_valid = true;
+			}
 		}
 }
 
