@@ -189,6 +189,7 @@ static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
 		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
 		{ r->lft_errors, "LFT error", "LFT errors" },
 		{ r->table_errors, "VL table error", "VL table errors" },
+		{ r->pkey_errors, "P_Key table error", "P_Key table errors" },
 		{ r->unrouted, "unrouted (switch, LID) pair", "unrouted (switch, LID) pairs" },
 		{ r->failed, "SMP unanswered", "SMPs unanswered" },
 	};
@@ -339,6 +340,10 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "links: %u\n", m->links);
 		out_add(cl, "lids: %u\n", m->lids);
 		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
+		out_add(cl, "partitions: %zu (%s), %u switch ports enforcing\n",
+			smd->parts ? smd->parts->n : 0,
+			smd->cfg.partition_config[0] ? smd->cfg.partition_config : "no file",
+			m->pkey_enforced);
 		status_dups(cl, m);
 	} else {
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");

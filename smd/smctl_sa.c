@@ -287,6 +287,25 @@ static void print_mcast(const struct answer *a)
 	printf("%zu groups, %zu records\n", groups, nrecords(a));
 }
 
+/* P_KeyTableRecord (IBA 15.2.5.11): LID, port, block and the keys it holds */
+static void print_pkeys(const uint8_t *rec)
+{
+	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_PKEY_RECORD, rec, 1);
+	bool any = false;
+
+	printf("%-5" PRIu64 " %-4" PRIu64 " %-5u", sa_record_field(SA_ATTR_PKEY_RECORD, rec, 0),
+	       sa_record_field(SA_ATTR_PKEY_RECORD, rec, 2), blk);
+	for (unsigned int i = 0; i < 32; i++) {
+		unsigned int k = (unsigned int)wire_bits_get(rec, 64 + 16 * i, 16);
+
+		if (!(k & 0x7fff))
+			continue;
+		printf(" %u:0x%04x(%s)", blk * 32 + i, k, k & 0x8000 ? "full" : "limited");
+		any = true;
+	}
+	printf("%s\n", any ? "" : " (empty)");
+}
+
 static void print_mft(const uint8_t *rec)
 {
 	unsigned int pos = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 1);
@@ -317,7 +336,7 @@ static const struct {
 	{ "links", SA_ATTR_LINK_RECORD, "FromLID FromPort ToPort ToLID" },
 	{ "lft", SA_ATTR_LFT_RECORD, "LID Block" },
 	{ "sminfo", SA_ATTR_SM_INFO_RECORD, "LID reserved GUID SMKey ActCount Priority State" },
-	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID Block Port" },
+	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID   Port Block index:P_Key(membership)..." },
 	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
@@ -725,6 +744,8 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 				print_path(record(&a, i));
 			else if (kinds[ki].attr == SA_ATTR_NODE_RECORD)
 				print_node(record(&a, i));
+			else if (kinds[ki].attr == SA_ATTR_PKEY_RECORD)
+				print_pkeys(record(&a, i));
 			else
 				print_generic(kinds[ki].attr, record(&a, i));
 		}

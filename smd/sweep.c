@@ -1626,6 +1626,7 @@ out:
 		/* A failed sweep is recorded too, without its (partial) fabric */
 		const struct fab_node *ln = sw.disc ? disc_local_node(sw.disc) : NULL;
 		const struct fab_port *lp = ln ? fabric_port(ln, disc_local_port(sw.disc)) : NULL;
+		struct store_partition *sp = calloc(smd->parts->n, sizeof(*sp));
 		struct store_sweep ss = {
 			.started = started, .finished = time(NULL), .seconds = res->seconds,
 			.nodes = res->nodes, .switches = res->switches, .cas = res->cas,
@@ -1633,8 +1634,17 @@ out:
 			.smps_sent = ts->sent, .smps_timed_out = ts->timeouts,
 			.smps_retried = ts->retries, .up = res->up, .err = r,
 			.sm_node_guid = ln ? ln->guid : 0, .sm_port_guid = lp ? lp->guid : 0,
+			.partitions = sp, .npartitions = sp ? smd->parts->n : 0,
 		};
-		int s = store_save_sweep(smd->store, r == 0 ? sw.f : NULL, &ss);
+		int s;
+
+		for (size_t i = 0; sp && i < smd->parts->n; i++) {
+			sp[i].pkey = smd->parts->parts[i].pkey;
+			sp[i].ipoib = smd->parts->parts[i].ipoib;
+			snprintf(sp[i].name, sizeof(sp[i].name), "%s", smd->parts->parts[i].name);
+		}
+		s = store_save_sweep(smd->store, r == 0 ? sw.f : NULL, &ss);
+		free(sp);
 
 		if (s < 0)
 			log_error("saving the sweep to the database failed: %s; %s",

@@ -101,6 +101,15 @@ while read -r line; do
 	esac
 done <"$T/sets"
 
+# smctl partitions: ports per partition, and one partition's members
+parts=$("$SMCTL" --socket "$T/control" partitions)
+echo "$parts"
+check grep -q '^partition: 0x7fff "Default" 27 ports (10 full, 17 limited), ipoib' <<<"$parts"
+check grep -q '^partition: 0x0001 "A" 8 ports (8 full, 0 limited), ipoib (MTU 2048, 10 Gb/s, SL 1, Q_Key 0xb1b)' <<<"$parts"
+check grep -q '^partition: 0x0002 "B" 8 ports (8 full, 0 limited), ipoib (MTU 1024, 2.5 Gb/s, SL 2, Q_Key 0x12345)' <<<"$parts"
+check test "$("$SMCTL" --socket "$T/control" partitions A | grep -c "^port: .* full \"host-000[1-8]\"")" -eq 8
+check test "$("$SMCTL" --socket "$T/control" partitions 0x8002 | grep -c '^port: ')" -eq 8
+
 # ---- 2. PathRecords
 A1=$(lid_of host-0001) A2=$(lid_of host-0002) B1=$(lid_of host-0009) N1=$(lid_of host-0017)
 pr() {	# pr HOST SLID DLID [saquery options]: the P_Keys of the PathRecords HOST gets
@@ -199,6 +208,30 @@ check test "$(grep -v -e ' attr=0x0016 ' -e ' attr=0x001b ' "$T/sets" | sort)" =
 check grep -q "attr=0x0016 amod=0x00000000 node=$(printf '0x%016x' "$(nguid host-0008)") pkeys=0:0x7fff,1:0x8002\$" "$T/sets"
 check grep -q "attr=0x0016 amod=0x000.0000 node=$(sw_guid_of host-0008) pkeys=0:0x7fff,1:0x8002\$" \
 	"$T/sets"
+
+# The JSON dump of the database: the partitions with their members
+members() {	# members PKEY: how many ports the dump lists in that partition
+	"$SMCTL" dump --db "$T/smd.db" --format json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sum(len(p["members"]) for p in d["partitions"] if p["pkey"] == sys.argv[1]))' "$1"
+}
+check test "$(members 0x0001)" -eq 7
+check test "$(members 0x0002)" -eq 9
+check test "$(members 0x7fff)" -eq 27
+
+# smctl resweep --heavy reads the file again too: host-0008 back to A
+# shellcheck disable=SC2086
+gen_conf $hosts_a -- $hosts_b >"$T/partitions.conf"
+# shellcheck disable=SC2086
+gen_expect $hosts_a -- $hosts_b >"$T/expect"
+check heavy
+check python3 "$here/checkpkeys.py" "$T/expect"
+# A file with an error changes nothing: the partitions in force stay
+printf 'A = 0x8001, ipoib, mut=5 : ALL ;\n' >"$T/partitions.conf"
+check heavy
+check grep -q "partitions.conf:1: unknown partition flag 'mut'.*the partitions in force stay" "$T/out"
+check python3 "$here/checkpkeys.py" "$T/expect"
 
 check smd_stop
 finish
