@@ -1022,6 +1022,166 @@ static void test_path_sl(void)
 	ff_free(&rf);
 }
 
+/* Give port p the keys k (a one-block table), as a sweep would have programmed it */
+static void set_keys(struct fab_port *p, const uint16_t *k, unsigned int n)
+{
+	uint16_t tab[32] = { 0 };
+
+	memcpy(tab, k, n * sizeof(*k));
+	CHECK_EQ(fabric_port_set_pkeys(p, tab, 32), 0);
+	p->pkeys_valid = true;
+}
+
+/* A PathRecord Get from port `from` (NULL: a LID the model does not know) */
+static uint16_t path_get(struct sa *sa, const struct fab_port *from, const struct fab_port *s,
+			 const struct fab_port *d, int pkey, uint16_t *got_pkey)
+{
+	static uint64_t tid = 9000;
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	struct path_record pr = { .slid = s->lid, .dlid = d->lid }, got;
+	uint8_t rec[64];
+	struct sa_mad m;
+
+	pr.pkey = (uint16_t)(pkey < 0 ? 0 : pkey);
+	path_record_encode(&pr, rec);
+	req_from = &a;
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | (pkey < 0 ? 0 : PR_CM_PKEY), rec, 64, ++tid);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[0], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	path_record_decode(m.data, &got);
+	*got_pkey = m.hdr.status ? 0 : got.pkey;
+	return m.hdr.status;
+}
+
+/* Records of a GetTable of attr from port `from` (NULL: an unknown LID) */
+static size_t table_from(struct sa *sa, const struct fab_port *from, uint16_t attr)
+{
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	uint8_t *tab = NULL;
+	size_t n, rsize;
+
+	req_from = &a;
+	n = get_table(sa, attr, 0, NULL, 0, &tab, &rsize);
+	req_from = NULL;
+	free(tab);
+	return n;
+}
+
+/*
+ * Partitions (smd/sa_part.c): h1 and h3 full members of A (0x0001), h2's
+ * first port of B (0x0002), its second a limited member of A, every CA port
+ * limited in Default, the SM's port and the switches full there.
+ */
+static void test_partitions(void)
+{
+	static const uint16_t full_dflt[] = { 0xffff }, a_full[] = { 0x7fff, 0x8001 },
+		b_full[] = { 0x7fff, 0x8002 }, a_lim[] = { 0x7fff, 0x0001 };
+	struct fab_port *sm = port_of("sm", 1), *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	struct fab_port *h2a = port_of("h2", 1), *h2b = port_of("h2", 2);
+	struct fab_port *s1 = port_of("s1", 0), *s1h1 = port_of("s1", 5);
+	struct mc_params ap = { .qkey = 0x0b1b, .pkey = 0x8001, .mtu = 4, .rate = 3, .scope = 2 };
+	struct mc_member_record r;
+	struct sa_env e = env;
+	struct mc_db *db;
+	struct sa *sa;
+	uint8_t bc[16];
+	uint16_t k;
+
+	set_keys(h1, a_full, 2);
+	set_keys(h3, a_full, 2);
+	set_keys(h2a, b_full, 2);
+	set_keys(h2b, a_lim, 2);
+	/* The switch port facing h1 holds h1's keys: its enforcement table */
+	set_keys(s1h1, a_full, 2);
+	e.trusted_key = 0x5eed;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* A to A carries A's P_Key; a limited member of A pairs with a full one */
+	CHECK_EQ(path_get(sa, h1, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h1, h1, h2b, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h2b, h2b, h1, -1, &k), 0);
+	CHECK_EQ(k, 0x0001);	/* the source's own entry: limited */
+	/* A to B: none, whoever asks */
+	CHECK_EQ(path_get(sa, h1, h1, h2a, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2a, h2a, h1, -1, &k), SA_STATUS_NO_RECORDS);
+	/* Default between two limited members: none; with the SM (full): Default */
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x7fff, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h1, h1, sm, -1, &k), 0);
+	CHECK_EQ(k, 0x7fff);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x8001, &k), 0);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x0002, &k), SA_STATUS_NO_RECORDS);
+	/* A third port must be in A too: h2's B port is not, the SM's is not */
+	CHECK_EQ(path_get(sa, h2a, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2b, h1, h3, -1, &k), 0);
+	/* Unless it shows the SM_Key smd trusts; an unknown LID gets nothing */
+	req_sm_key = 0x5eed;
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	req_sm_key = 0;
+	CHECK_EQ(path_get(sa, NULL, sm, sm, -1, &k), SA_STATUS_NO_RECORDS);
+	/*
+	 * NodeRecords: 8 endports. h1 sees the SM and 3 switches (Default, full
+	 * there), itself, h3 and h2's A port: 7; h2's B port the 4 and itself
+	 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_NODE_RECORD), 8);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_NODE_RECORD), 7);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_NODE_RECORD), 5);
+	CHECK_EQ(table_from(sa, NULL, SA_ATTR_NODE_RECORD), 0);
+	/* PortInfoRecords of h2's B port: not for h1 (a switch's all go by port 0) */
+	CHECK(table_from(sa, h1, SA_ATTR_PORT_INFO_RECORD) <
+	      table_from(sa, sm, SA_ATTR_PORT_INFO_RECORD));
+	/* P_KeyTableRecords: 8 endports and the switch port facing h1 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_PKEY_RECORD), 9);
+	{
+		struct records_probe { uint8_t rec[72]; } q = { { 0 } };
+		uint8_t *tab = NULL;
+		size_t rsize, n;
+
+		/* Component 0 (LID) and 2 (PortNum): s1's port 5 holds h1's keys */
+		q.rec[0] = (uint8_t)(s1->lid >> 8);
+		q.rec[1] = (uint8_t)s1->lid;
+		q.rec[4] = 5;
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 1 | 4, q.rec, 72, &tab, &rsize);
+		CHECK_EQ(n, 1);
+		if (n == 1) {
+			CHECK_EQ(wire_bits_get(tab, 64, 16), 0x7fff);
+			CHECK_EQ(wire_bits_get(tab, 80, 16), 0x8001);
+		}
+		free(tab);
+	}
+	/* Multicast: a host of B may not join A's group, nor see it */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0x8001, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &ap, NULL), 0);
+	sa_set_mcast(sa, db, NULL);
+	mcr_make(&r, h2a, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h2a, NULL), SA_STATUS_REQ_INVALID);
+	mcr_make(&r, h3, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h3, NULL), 0);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_MCMEMBER_RECORD), 1);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_MCMEMBER_RECORD), 0);
+	sa_free(sa);
+	mc_db_free(db);
+	/* Back to one partition for the tests after this one */
+	for (size_t i = 0; i < fab->nnodes; i++)
+		for (unsigned int p = 0; p <= fab->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &fab->nodes[i]->ports[p];
+
+			free(pp->pkey_tab);
+			pp->pkey_tab = NULL;
+			pp->pkey_len = pp->pkey_nkeys = 0;
+			if (fabric_is_endport(pp))
+				set_keys(pp, full_dflt, 1);
+		}
+}
+
 int main(void)
 {
 	setup();
@@ -1033,6 +1193,7 @@ int main(void)
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_partitions);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);
