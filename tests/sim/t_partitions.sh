@@ -3,6 +3,9 @@
 # 2-level fat-tree of 17 hosts and smd's, an OpenSM partitions.conf with the
 # default partition (limited for CAs), tenants A (8 hosts) and B (8 hosts),
 # IPoIB on both, one host in neither.
+#  0. smd --once on ibsim's switches as they are (no enforcement capability):
+#     tables programmed, enforcement set nowhere; the daemon after it finds
+#     every table right and writes none.
 #  1. smpquery pkeys: every CA port holds exactly its partitions' P_Keys and
 #     membership bits, Default at index 0; every switch port facing a host
 #     the host's keys, those between switches nothing new (checkpkeys.py);
@@ -69,6 +72,16 @@ chmod 600 "$T/smd.conf"
 check "$SMD" -n -c "$T/smd.conf"
 
 sim_start "$T/net" -M 2048
+# First as ibsim's switches are (no Inbound/OutboundEnforcementCap): tables
+# programmed, enforcement set nowhere
+(cd "$T" && env LD_PRELOAD="$T/pkey_shim.so:$SIM_PRELOAD" PKEY_SHIM_LOG="$T/sets.once" \
+	PKEY_SHIM_CAPS=0 "$SMD" --once --config "$T/smd.conf" --db "$T/once.db" >"$T/once" 2>&1) ||
+	bad "smd --once"
+grep "partitions:" "$T/once"
+check grep -q "P_Key blocks: 34 written, .* 0 switch ports facing CAs enforce them, 18 cannot" \
+	"$T/once"
+check test "$(grep -c ' enf=1' "$T/sets.once" || true)" -eq 0
+check python3 "$here/checkpkeys.py" "$T/expect"
 : >"$T/out"
 (cd "$T" && exec env LD_PRELOAD="$T/pkey_shim.so:$SIM_PRELOAD" RUNTIME_DIRECTORY="$T" \
 	PKEY_SHIM_LOG="$T/sets" "$SMD" --config "$T/smd.conf" --db "$T/smd.db" >"$T/out" 2>&1) &
@@ -76,6 +89,9 @@ smd_pid=$!
 check wait_for "$T/out" "subnet UP" 1
 check wait_for "$T/out" "SA: answering" 1
 grep "partitions:" "$T/out" | tail -n 2
+# The tables were right already: read, none written
+check grep -q "P_Key blocks: 0 written, 81 unchanged .* 18 switch ports facing CAs enforce them" \
+	"$T/out"
 
 # ---- 1. every table, read back
 check python3 "$here/checkpkeys.py" "$T/expect"
@@ -232,6 +248,19 @@ printf 'A = 0x8001, ipoib, mut=5 : ALL ;\n' >"$T/partitions.conf"
 check heavy
 check grep -q "partitions.conf:1: unknown partition flag 'mut'.*the partitions in force stay" "$T/out"
 check python3 "$here/checkpkeys.py" "$T/expect"
+
+# A heavy sweep that a trap starts (a host unplugged): the tables this smd
+# wrote and that were not reset are not read again, and stay right
+cable=$(awk '/^Switch/ { cur = $3 } /^Hca/ { cur = "" }
+	cur != "" && $2 ~ /^"host-0017"/ { print cur $1 }' "$T/net")	# "leaf-05"[3]
+n=$(grep -c "subnet UP" "$T/out")
+sim_console "Unlink $cable"
+check wait_for "$T/out" "subnet UP" $((n + 1))
+grep "partitions:" "$T/out" | tail -n 1
+check test "$(grep "partitions:" "$T/out" | tail -n 1 |
+	sed 's/.*(\([0-9]*\) ports not read.*/\1/')" -ge 40
+grep -v host-0017 "$T/expect" >"$T/expect16"
+check python3 "$here/checkpkeys.py" "$T/expect16"
 
 check smd_stop
 finish
