@@ -209,6 +209,7 @@ member_of() {	# member_of HOST MGID: the SA's record of HOST in MGID, asked with
 m8=$(member_of host-0008 ff12:401b:8001::ffff:ffff)
 m1=$(member_of host-0001 ff12:401b:8001::ffff:ffff)
 echo "$m8"
+echo "$m1"
 check grep -q 'op=get status=0x0300 ' <<<"$m8"
 check grep -q 'op=get status=0x0000 .* js=0x1 ' <<<"$m1"
 check grep -q 'op=ipoib status=0x0200 ' <<<"$(mc host-0008 ipoib pkey=0x8001)"
@@ -263,4 +264,6 @@ grep -v host-0017 "$T/expect" >"$T/expect16"
 check python3 "$here/checkpkeys.py" "$T/expect16"
 
 check smd_stop
+# What smd said of multicast and what went wrong, for a failure's report
+[ "$t_fail" -eq 0 ] || grep -E 'multicast:|warn|error' "$T/out" | tail -n 40
 finish
