@@ -393,8 +393,9 @@ static void write_json(FILE *out, struct fab_node **nodes, size_t n, const struc
 		while (k < m->npkeys && (m->pkeys[k].pkey & 0x7fff) < p->pkey)
 			k++;
 		for (; k < m->npkeys && (m->pkeys[k].pkey & 0x7fff) == p->pkey; k++) {
-			fprintf(out, "%s\n        { \"guid\": \"0x%016" PRIx64 "\", \"membership\": "
-				"\"%s\" }", firstm ? "" : ",", m->pkeys[k].port_guid,
+			fprintf(out, "%s\n        { \"guid\": \"0x%016" PRIx64 "\", "
+				"\"membership\": \"%s\" }", firstm ? "" : ",",
+				m->pkeys[k].port_guid,
 				m->pkeys[k].pkey & 0x8000 ? "full" : "limited");
 			firstm = false;
 		}

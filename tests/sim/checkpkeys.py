@@ -31,17 +31,22 @@ from checkfabric import Tools, ToolError, parse_ibnetdiscover  # noqa: E402
 ROW = re.compile(r'^\s*(\d+):((?:\s+0x[0-9a-fA-F]{4})+)\s*$')
 
 
+def run3(tools, *args):
+    """A tool's output; umad2sim now and then fails a tool's first MAD (or
+    the tool crashes on a loaded machine): up to three tries"""
+    for attempt in range(3):
+        try:
+            return tools.run(*args)
+        except ToolError as e:
+            if attempt == 2:
+                raise
+            sys.stderr.write("checkpkeys: %s; again\n" % e)
+
+
 def read_table(tools, lid, port):
     """The table smpquery prints: a list, index -> key"""
     args = ["smpquery", "pkeys", str(lid)] + ([str(port)] if port is not None else [])
-    for attempt in range(3):
-        try:
-            out = tools.run(*args)
-            break
-        except ToolError:
-            # umad2sim now and then fails a tool's first MAD: ask again
-            if attempt == 2:
-                raise
+    out = run3(tools, *args)
     tab = []
     for line in out.splitlines():
         m = ROW.match(line)
@@ -89,7 +94,7 @@ def main(argv):
     tools = Tools(a.timeout, a.verbose)
     problems = []
     try:
-        nodes, links, _ = parse_ibnetdiscover(tools.run("ibnetdiscover"))
+        nodes, links, _ = parse_ibnetdiscover(run3(tools, "ibnetdiscover"))
         jobs = []      # (what, lid, port or None, check(tab) -> problem or None)
 
         def exact(expected, label):
