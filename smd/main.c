@@ -631,7 +631,7 @@ static void warn_layered(const struct smd_config *c)
  */
 static void reload_config(struct smd *smd)
 {
-	struct smd_config c;
+	struct smd_config c, old;
 	char err[512];
 	int r;
 
@@ -679,14 +679,24 @@ static void reload_config(struct smd *smd)
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
 	smd->cfg.client_reregister = c.client_reregister;
-	/* The partitions and their IPoIB groups follow (smd/partition.c) */
+	log_info("SIGHUP: configuration %s read again", smd->config_path);
+	/* The partitions and their IPoIB groups follow (smd/partition.c); the
+	 * keys they come from change only with them, so that status and
+	 * smctl partitions name the file in force */
+	old = smd->cfg;
 	smd->cfg.ipoib = c.ipoib;
 	smd->cfg.ipoib_mtu = c.ipoib_mtu;
 	smd->cfg.ipoib_rate = c.ipoib_rate;
 	smd->cfg.ipoib_sl = c.ipoib_sl;
 	memcpy(smd->cfg.partition_config, c.partition_config, sizeof(c.partition_config));
-	log_info("SIGHUP: configuration %s read again", smd->config_path);
-	partitions_reload(smd, "SIGHUP");
+	if (partitions_reload(smd, "SIGHUP") < 0) {
+		smd->cfg.ipoib = old.ipoib;
+		smd->cfg.ipoib_mtu = old.ipoib_mtu;
+		smd->cfg.ipoib_rate = old.ipoib_rate;
+		smd->cfg.ipoib_sl = old.ipoib_sl;
+		memcpy(smd->cfg.partition_config, old.partition_config,
+		       sizeof(old.partition_config));
+	}
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)

@@ -273,6 +273,20 @@ printf 'A = 0x8001, ipoib, mut=5 : ALL ;\n' >"$T/partitions.conf"
 check heavy
 check grep -q "partitions.conf:1: unknown partition flag 'mut'.*the partitions in force stay" "$T/out"
 check python3 "$here/checkpkeys.py" "$T/expect"
+# So does SIGHUP with smd.conf naming a broken file: the file in force is
+# still the one smctl names
+gen_conf $hosts_a -- $hosts_b >"$T/partitions.conf"
+cp "$T/partitions.conf" "$T/broken.conf"
+printf 'B = 0x8002, ipoib, rate=9G : ALL ;\n' >>"$T/broken.conf"
+cp "$T/smd.conf" "$T/smd.conf.good"
+sed -i 's/^partition_config = .*/partition_config = broken.conf/' "$T/smd.conf"
+n=$(grep -c "SIGHUP: configuration" "$T/out")
+kill -HUP "$smd_pid"
+check wait_for "$T/out" "SIGHUP: configuration" $((n + 1))
+check wait_for "$T/out" "broken.conf:.*the partitions in force stay" 1
+check grep -q '^file: partitions.conf$' <<<"$("$SMCTL" --socket "$T/control" partitions)"
+check grep -q '^partitions: 3 (partitions.conf)' <<<"$("$SMCTL" --socket "$T/control" status)"
+cp "$T/smd.conf.good" "$T/smd.conf"
 
 # A heavy sweep that a trap starts (a host unplugged): the tables this smd
 # wrote and that were not reset are not read again, and stay right
