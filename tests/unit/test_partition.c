@@ -5,6 +5,7 @@
  * P_Key table layouts, and the IBA 10.9.3 sharing rule.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tests/unit/fakefab.h"
@@ -396,6 +397,116 @@ static void test_port_tables(void)
 	ff_free(&ff);
 }
 
+/* A file of the kind sites write: tenants, storage, continuations, groups */
+static const char tenants[] =
+	"Default=0x7fff, ipoib, rate=7 :\n"
+	"\tALL_CAS=limited, ALL_SWITCHES=full, SELF=full ;\n"
+	"TenantA = 0x8001, ipoib, mtu=2048, rate=100G, sl=2, qkey=0x12345678 :\n"
+	"\t0x0002c90300000008=full, 0x0002c9030000000c = full, # two hosts\n"
+	"\t0x0002c90300000010 ;\n"
+	"TenantB=0x0002,ipoib,scope=2,scope=5,defmember=both:0x0002c90300000014\\\n"
+	"\t, 0x0002c9030000001c=limi ;\n"
+	"Storage = 0x10, indx0, defmember=full :\n"
+	"\tmgid=ff12:1234::1,qkey=0x99,sl=3,tclass=8,flowlabel=0x777\n"
+	"\tmgid=ff12:401b::1234\n"
+	"\tALL_ROUTERS, NONE, 0x0002c90300000020\n";
+
+static uint32_t rnd(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+/*
+ * Mutated files (bytes changed, deleted, inserted; syntax characters and
+ * NULs among them), each handed over without a terminating NUL: every one
+ * is accepted and indexes, or refused with "m.conf:LINE: " and a line of
+ * the file, never a crash or a read past the buffer (ASan in the sanitizer
+ * build).
+ */
+static void test_mutations(void)
+{
+	static const char syntax[] = ":;,=#\\\n \t0xfFALSEmgid";
+	const char *const seeds[] = { opensm_example, tenants };
+	unsigned int accepted = 0, refused = 0;
+	uint32_t seed = 0x13572468;
+
+	for (unsigned int i = 0; i < 4000; i++) {
+		const char *src = seeds[i % 2];
+		size_t len = strlen(src), cap = len + 16, lines = 1;
+		unsigned int nmut = 1 + rnd(&seed) % 4;
+		struct part_conf *c = NULL;
+		char *buf = malloc(cap), *exact;
+		int r;
+
+		if (!buf)
+			break;
+		memcpy(buf, src, len);
+		for (unsigned int k = 0; k < nmut && len > 1; k++) {
+			size_t at = rnd(&seed) % len;
+			char ch = rnd(&seed) % 3 ? syntax[rnd(&seed) % (sizeof(syntax) - 1)] :
+						   (char)rnd(&seed);
+
+			switch (rnd(&seed) % 3) {
+			case 0:
+				buf[at] = ch;
+				break;
+			case 1:
+				memmove(buf + at, buf + at + 1, len - at - 1);
+				len--;
+				break;
+			default:
+				if (len + 1 >= cap)
+					break;
+				memmove(buf + at + 1, buf + at, len - at);
+				buf[at] = ch;
+				len++;
+			}
+		}
+		exact = malloc(len);
+		if (!exact) {
+			free(buf);
+			break;
+		}
+		memcpy(exact, buf, len);
+		for (size_t k = 0; k < len; k++)
+			lines += exact[k] == '\n';
+		err[0] = 0;
+		r = part_parse(exact, len, "m.conf", &dflt, &c, err, sizeof(err));
+		if (r == 0) {
+			struct part_index *ix;
+			uint16_t keys[64];
+			unsigned int all;
+
+			accepted++;
+			CHECK(c != NULL);
+			CHECK_EQ(part_index_new(c, 0x2c90300000004ull, &ix), 0);
+			for (uint64_t g = 0x2c90300000004ull; g < 0x2c90300000024ull; g += 4)
+				CHECK(part_port_keys(ix, g, NODE_TYPE_CA, keys, 64, &all) >= 1);
+			part_index_free(ix);
+			part_conf_free(c);
+		} else {
+			unsigned long line = 0;
+			char *end = NULL;
+
+			refused++;
+			CHECK_EQ(r, -EINVAL);
+			CHECK(!strncmp(err, "m.conf:", 7));
+			if (!strncmp(err, "m.conf:", 7))
+				line = strtoul(err + 7, &end, 10);
+			CHECK(line >= 1 && line <= lines);
+			CHECK(end && !strncmp(end, ": ", 2));
+		}
+		free(exact);
+		free(buf);
+	}
+	/* Both outcomes happen: the mutations reach past the first check */
+	CHECK(accepted >= 100);
+	CHECK(refused >= 100);
+}
+
 int main(void)
 {
 	RUN(test_opensm_example);
@@ -406,5 +517,6 @@ int main(void)
 	RUN(test_layout);
 	RUN(test_sharing);
 	RUN(test_port_tables);
+	RUN(test_mutations);
 	return unit_report();
 }
