@@ -714,24 +714,6 @@ static uint64_t port_guid_of(const struct fab_port *p)
 	return p->guid;
 }
 
-/* LIDs a switch forwards out of each port, from the LFT smd computed */
-static void count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,
-			 uint32_t *routed, uint32_t *unrouted)
-{
-	memset(per_port, 0, ((size_t)n->num_ports + 1) * sizeof(*per_port));
-	*routed = *unrouted = 0;
-	for (uint32_t lid = LID_UCAST_MIN; lid <= f->max_lid; lid++) {
-		uint8_t out = lid < n->lft_len ? n->lft[lid] : LFT_PORT_NONE;
-
-		if (out <= n->num_ports) {
-			per_port[out]++;
-			(*routed)++;
-		} else if (f->by_lid[lid]) {
-			(*unrouted)++;
-		}
-	}
-}
-
 static int save_ports(struct save *sv)
 {
 	const struct fabric *f = sv->f;
@@ -767,7 +749,7 @@ static int save_ports(struct save *sv)
 		uint32_t routed = 0, unrouted = 0, used = 0, most = 0;
 
 		if (n->type == NODE_TYPE_SWITCH)
-			count_routes(f, n, load, &routed, &unrouted);
+			fabric_count_routes(f, n, load, &routed, &unrouted);
 		for (unsigned int pn = 0; !r && pn <= n->num_ports; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 			const struct port_info *pi = &p->pi;

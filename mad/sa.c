@@ -245,6 +245,16 @@ uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int fiel
 	return GET(rec, records[i].f[field].off, records[i].f[field].width);
 }
 
+int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint64_t v)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0 || field >= records[i].n || records[i].f[field].width > 64)
+		return -EINVAL;
+	SET(rec, records[i].f[field].off, records[i].f[field].width, v);
+	return 0;
+}
+
 void path_record_encode(const struct path_record *pr, uint8_t o[64])
 {
 	memset(o, 0, 64);
@@ -352,6 +362,16 @@ void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
 	SET(out, 23, 9, block);
 	for (unsigned int i = 0; i < 32; i++)
 		SET(out, 64 + 16 * i, 16, mask[i]);
+}
+
+void sa_mft_record_decode(const uint8_t *rec, uint16_t *lid, uint8_t *position, uint16_t *block,
+			  uint16_t mask[32])
+{
+	*lid = (uint16_t)GET(rec, 0, 16);
+	*position = (uint8_t)GET(rec, 16, 4);
+	*block = (uint16_t)GET(rec, 23, 9);
+	for (unsigned int i = 0; i < 32; i++)
+		mask[i] = (uint16_t)GET(rec, 64 + 16 * i, 16);
 }
 
 void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
@@ -468,47 +488,4 @@ void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
 	SET(out, 16, 16, c->cap_mask);
 	SET(out, 32, 27, c->cap_mask2);
 	SET(out, 59, 5, c->resp_time_value);
-}
-
-/* IBA 15.2.5.16 rate codes 2..22 in units of 100 Mb/s */
-static const uint16_t rate_dgbps[] = {
-	[2] = 25, [3] = 100, [4] = 300, [5] = 50, [6] = 200, [7] = 400, [8] = 600, [9] = 800,
-	[10] = 1200, [11] = 140, [12] = 560, [13] = 1120, [14] = 1680, [15] = 250, [16] = 1000,
-	[17] = 2000, [18] = 3000, [19] = 280, [20] = 500, [21] = 4000, [22] = 6000,
-};
-
-unsigned int sa_rate_to_dgbps(uint8_t rate)
-{
-	return rate < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]) ? rate_dgbps[rate] : 0;
-}
-
-uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active)
-{
-	unsigned int lanes, lane_dgbps, total;
-	uint8_t best = 2;
-
-	/* PortInfo.LinkWidthActive (IBA 14.2.5.6): 1x, 4x, 8x, 12x, 2x */
-	switch (width_active) {
-	case 1: lanes = 1; break;
-	case 2: lanes = 4; break;
-	case 4: lanes = 8; break;
-	case 8: lanes = 12; break;
-	case 16: lanes = 2; break;
-	default: lanes = 1; break;
-	}
-	/* LinkSpeedExtActive wins when set: FDR, EDR, HDR, NDR */
-	switch (speed_ext_active) {
-	case 1: lane_dgbps = 140; break;
-	case 2: lane_dgbps = 250; break;
-	case 4: lane_dgbps = 500; break;
-	case 8: lane_dgbps = 1000; break;
-	default:
-		lane_dgbps = speed_active == 4 ? 100 : speed_active == 2 ? 50 : 25;
-	}
-	total = lanes * lane_dgbps;
-	/* The fastest code not above the link's rate */
-	for (uint8_t r = 2; r < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]); r++)
-		if (rate_dgbps[r] <= total && rate_dgbps[r] > rate_dgbps[best])
-			best = r;
-	return best;
 }

@@ -193,9 +193,11 @@ struct mc_member_record {
 void mc_member_record_encode(const struct mc_member_record *r, uint8_t out[MCR_SIZE]);
 void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record *r);
 
-/* MulticastForwardingTableRecord (IBA 15.2.5.8): out holds 72 bytes */
+/* MulticastForwardingTableRecord (IBA 15.2.5.8): 72 bytes */
 void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
 			  const uint16_t mask[32], uint8_t *out);
+void sa_mft_record_decode(const uint8_t *rec, uint16_t *lid, uint8_t *position, uint16_t *block,
+			  uint16_t mask[32]);
 
 /* Record sizes in bytes (before padding to 8) for the attributes above; 0 if unknown */
 size_t sa_record_size(uint16_t attr_id);
@@ -205,6 +207,8 @@ unsigned int sa_record_nfields(uint16_t attr_id);
 bool sa_record_match(uint16_t attr_id, const uint8_t *cand, const uint8_t *req, uint64_t mask);
 /* A field of a request record, for the server's indexes: 0 if out of range */
 uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int field);
+/* Set a field (of 64 bits or less) of a record: -EINVAL when there is no such field */
+int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint64_t v);
 
 /* Record encoders: out must hold sa_record_size() bytes */
 void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struct node_desc *nd,
@@ -243,8 +247,5 @@ struct class_port_info {
 };
 void class_port_info_encode(const struct class_port_info *c, uint8_t out[72]);
 
-/* Selectors (IBA 15.2.5.16): rate codes in Gb/s * 10 for comparisons; 0 if invalid */
-unsigned int sa_rate_to_dgbps(uint8_t rate);
-uint8_t sa_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active);
 
 #endif

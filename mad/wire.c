@@ -107,6 +107,55 @@ int mad_peek(const uint8_t *buf, size_t len, uint8_t *mgmt_class, uint8_t *metho
 	return 0;
 }
 
+int mad_summarize(const uint8_t *buf, size_t len, struct mad_summary *m)
+{
+	if (!buf || len < 24)
+		return -EBADMSG;
+	memset(m, 0, sizeof(*m));
+	m->mgmt_class = buf[1];
+	m->method = buf[3];
+	m->status = (uint16_t)GET(buf, 32, 16);
+	/* Directed route: the top bit is the D (direction) bit, not status (IBA 14.2.1.2) */
+	if (m->mgmt_class == MAD_CLASS_SMI_DR)
+		m->status &= 0x7fff;
+	m->tid = GET(buf, 64, 64);
+	m->attr_id = (uint16_t)GET(buf, 128, 16);
+	m->attr_mod = (uint32_t)GET(buf, 160, 32);
+	/* RMPP header (IBA 13.6.2.1), meaningful for classes that use it (SA) */
+	if (len >= 36) {
+		m->rmpp_type = buf[25];
+		m->rmpp_flags = (uint8_t)GET(buf, 213, 3);
+	}
+	return 0;
+}
+
+uint64_t mad_hash_but_tid(const uint8_t mad[MAD_SIZE])
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	/* FNV-1a over every byte but the TID's (bytes 8-15, IBA 13.4.2) */
+	for (int i = 0; i < MAD_SIZE; i++) {
+		if (i >= 8 && i < 16)
+			continue;
+		h = (h ^ mad[i]) * UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* Notice (IBA 13.4.8.2): IsGeneric, Type, then TrapNumber at data bytes 4-5 */
+int notice_decode(const uint8_t *buf, size_t len, struct notice_summary *n)
+{
+	const uint8_t *d = buf + 64;
+
+	if (!buf || len != MAD_SIZE || GET(buf, 128, 16) != SMP_ATTR_NOTICE)
+		return -EBADMSG;
+	n->generic = GET(d, 0, 1);
+	n->type = (uint8_t)GET(d, 1, 7);
+	n->trap_number = (uint16_t)GET(d, 32, 16);
+	n->issuer_lid = (uint16_t)GET(d, 48, 16);
+	return 0;
+}
+
 int smp_decode(const uint8_t *buf, size_t len, struct smp *smp)
 {
 	struct mad_hdr *h = &smp->hdr;
@@ -191,37 +240,7 @@ int smp_check_response(const struct smp *req, const struct smp *resp)
 	return 0;
 }
 
-int dr_path_extend(const struct dr_path *from, uint8_t port, struct dr_path *to)
-{
-	if (from->hops >= SMP_MAX_HOPS)
-		return -E2BIG;
-	if (to != from)
-		*to = *from;
-	to->hops = from->hops + 1;
-	to->port[to->hops] = port;
-	return 0;
-}
 
-int dr_path_format(const struct dr_path *p, char *buf, size_t len)
-{
-	size_t n = 0;
-	int r;
-
-	if (!len)
-		return -EINVAL;
-	buf[0] = 0;
-	if (p->hops > SMP_MAX_HOPS)
-		return -EINVAL;
-	r = snprintf(buf, len, "0");
-	n = r > 0 ? (size_t)r : 0;
-	for (unsigned int i = 1; i <= p->hops && n < len; i++) {
-		r = snprintf(buf + n, len - n, ",%u", p->port[i]);
-		if (r < 0)
-			return -EIO;
-		n += (size_t)r;
-	}
-	return n < len ? 0 : -ENOSPC;
-}
 
 /* NodeInfo: IBA 14.2.5.3, table 147 (bit offsets): one table drives both directions */
 #define NODE_INFO_FIELDS(X)				\
@@ -533,18 +552,6 @@ void lft_block_encode(const struct lft_block *b, uint8_t d[SMP_DATA_SIZE])
 	memcpy(d, b->port, LFT_BLOCK_SIZE);
 }
 
-void gid_encode(uint64_t prefix, uint64_t guid, uint8_t gid[16])
-{
-	SET(gid, 0, 64, prefix);
-	SET(gid, 64, 64, guid);
-}
-
-void gid_decode(const uint8_t gid[16], uint64_t *prefix, uint64_t *guid)
-{
-	*prefix = GET(gid, 0, 64);
-	*guid = GET(gid, 64, 64);
-}
-
 void mft_block_decode(const uint8_t d[SMP_DATA_SIZE], struct mft_block *b)
 {
 	for (unsigned int i = 0; i < MFT_BLOCK_SIZE; i++)
@@ -557,14 +564,4 @@ void mft_block_encode(const struct mft_block *b, uint8_t d[SMP_DATA_SIZE])
 		SET(d, 16 * i, 16, b->mask[i]);
 }
 
-unsigned int mtu_to_bytes(uint8_t mtu)
-{
-	return mtu >= 1 && mtu <= 5 ? 128u << mtu : 0;
-}
 
-unsigned int vl_cap_to_count(uint8_t vl_cap)
-{
-	static const unsigned int n[] = { 0, 1, 2, 4, 8, 15 };
-
-	return vl_cap < sizeof(n) / sizeof(n[0]) ? n[vl_cap] : 0;
-}

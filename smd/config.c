@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -257,154 +258,386 @@ static int parse_sl2vl(const char *v, bool *set, uint8_t vl[16])
 	return 0;
 }
 
-static void print_vlarb(FILE *out, const char *key, const struct config_vlarb *t)
+/*
+ * One table of keys drives parsing, `smd -nv`, SIGHUP and the man-page
+ * test. A parser returns 0 or -errno and, when it has something to add to
+ * "bad value 'x' for key", a reason in why; a printer prints the value in
+ * a form its parser reads back.
+ */
+struct config_key;
+typedef int config_parse_fn(const struct config_key *k, const char *v, void *field,
+			    char *why, size_t whylen);
+typedef void config_print_fn(const struct config_key *k, const void *field, FILE *out);
+
+/* What SIGHUP does with a key */
+enum config_reload {
+	CONFIG_LIVE,		/* the new value applies from the next sweep on */
+	CONFIG_RESTART,		/* the running value stays; smd says a restart applies it */
+};
+
+struct config_key {
+	const char *name;
+	config_parse_fn *parse;
+	config_print_fn *print;
+	size_t offset, size;
+	unsigned long min, max;		/* numbers: the range */
+	const void *aux;		/* the parser's table, if it has one */
+	enum config_reload reload;
+	const char *restart_why;	/* CONFIG_RESTART: why, when not obvious */
+};
+
+static int key_uint(const struct config_key *k, const char *v, void *field, char *why,
+		    size_t whylen)
 {
-	fprintf(out, "%s = ", key);
+	int r = parse_uint(v, k->min, k->max, field);
+
+	if (r == -ERANGE)
+		snprintf(why, whylen, "out of range");
+	return r;
+}
+
+static void print_uint(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "%u", *(const unsigned int *)field);
+}
+
+static int key_bool(const struct config_key *k, const char *v, void *field, char *why,
+		    size_t whylen)
+{
+	(void)k;
+	if (parse_bool(v, field) < 0) {
+		snprintf(why, whylen, "yes or no");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_bool(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "%s", *(const bool *)field ? "yes" : "no");
+}
+
+/* A string that fits its field; aux, if set, is the reason a too long one gets */
+static int key_string(const struct config_key *k, const char *v, void *field, char *why,
+		      size_t whylen)
+{
+	if (strlen(v) >= k->size) {
+		if (k->aux)
+			snprintf(why, whylen, "%s", (const char *)k->aux);
+		return -ENAMETOOLONG;
+	}
+	/* Whole, so that SIGHUP may compare fields byte by byte */
+	memset(field, 0, k->size);
+	snprintf(field, k->size, "%s", v);
+	return 0;
+}
+
+static void print_quoted(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "\"%s\"", (const char *)field);
+}
+
+static int key_port(const struct config_key *k, const char *v, void *field, char *why,
+		    size_t whylen)
+{
+	char ca[64];
+	uint64_t guid;
+	int pn;
+
+	if (mad_port_parse_spec(v, ca, sizeof(ca), &pn, &guid) < 0)
+		return -EINVAL;
+	return key_string(k, v, field, why, whylen);
+}
+
+static int key_path(const struct config_key *k, const char *v, void *field, char *why,
+		    size_t whylen)
+{
+	if (!*v)
+		return -EINVAL;
+	return key_string(k, v, field, why, whylen);
+}
+
+static int key_engines(const struct config_key *k, const char *v, void *field, char *why,
+		       size_t whylen)
+{
+	char bad[64];
+
+	if (strlen(v) >= k->size || route_list_valid(v, bad, sizeof(bad)) < 0) {
+		snprintf(why, whylen, "no such routing engine");
+		return -ENOENT;
+	}
+	memset(field, 0, k->size);
+	snprintf(field, k->size, "%s", v);
+	return 0;
+}
+
+static void print_plain(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "%s", (const char *)field);
+}
+
+static int key_u64(const struct config_key *k, const char *v, void *field, char *why,
+		   size_t whylen)
+{
+	(void)k, (void)why, (void)whylen;
+	return parse_u64(v, field);
+}
+
+static void print_hex64(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "0x%016" PRIx64, *(const uint64_t *)field);
+}
+
+static int key_prefix(const struct config_key *k, const char *v, void *field, char *why,
+		      size_t whylen)
+{
+	(void)k, (void)why, (void)whylen;
+	return parse_prefix(v, field);
+}
+
+static void print_prefix(const struct config_key *k, const void *field, FILE *out)
+{
+	uint64_t prefix = *(const uint64_t *)field;
+	struct in6_addr a = { 0 };
+	char txt[INET6_ADDRSTRLEN] = "";
+
+	(void)k;
+	for (int i = 0; i < 8; i++)
+		a.s6_addr[i] = (uint8_t)(prefix >> (56 - 8 * i));
+	inet_ntop(AF_INET6, &a, txt, sizeof(txt));
+	fprintf(out, "%s/64", txt);
+}
+
+static int key_sl2vl(const struct config_key *k, const char *v, void *field, char *why,
+		     size_t whylen)
+{
+	struct config_sl2vl *t = field;
+
+	(void)k;
+	if (parse_sl2vl(v, &t->set, t->vl) < 0) {
+		snprintf(why, whylen, "16 VLs 0-15, SL 0 first, or nothing");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_sl2vl(const struct config_key *k, const void *field, FILE *out)
+{
+	const struct config_sl2vl *t = field;
+
+	(void)k;
+	if (!t->set)
+		fprintf(out, "\"\"");
+	for (unsigned int i = 0; t->set && i < 16; i++)
+		fprintf(out, "%s%u", i ? "," : "", t->vl[i]);
+}
+
+/* vlarb_low may be "auto" (aux non-NULL), vlarb_high may not */
+static int key_vlarb(const struct config_key *k, const char *v, void *field, char *why,
+		     size_t whylen)
+{
+	int r = parse_vlarb(v, k->aux != NULL, field);
+
+	if (r == -EINVAL)
+		snprintf(why, whylen, "VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64");
+	else if (r == -ERANGE)
+		snprintf(why, whylen, "out of range");
+	return r;
+}
+
+static void print_vlarb(const struct config_key *k, const void *field, FILE *out)
+{
+	const struct config_vlarb *t = field;
+
+	(void)k;
 	if (t->automatic)
 		fprintf(out, "auto");
 	else if (!t->n)
 		fprintf(out, "\"\"");
 	for (unsigned int i = 0; i < t->n; i++)
 		fprintf(out, "%s%u:%u", i ? "," : "", t->e[i].vl, t->e[i].weight);
-	fprintf(out, "\n");
+}
+
+static int key_log_level(const struct config_key *k, const char *v, void *field, char *why,
+			 size_t whylen)
+{
+	int l = log_parse_level(v);
+
+	(void)k, (void)why, (void)whylen;
+	if (l < 0)
+		return -EINVAL;
+	*(int *)field = l;
+	return 0;
+}
+
+static void print_log_level(const struct config_key *k, const void *field, FILE *out)
+{
+	(void)k;
+	fprintf(out, "%s", log_level_name(*(const int *)field));
+}
+
+static int key_classes(const struct config_key *k, const char *v, void *field, char *why,
+		       size_t whylen)
+{
+	(void)k;
+	if (capture_parse_classes(v, field) < 0) {
+		snprintf(why, whylen, "a list of smp, sa, trap, other, or all");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static void print_classes(const struct config_key *k, const void *field, FILE *out)
+{
+	char classes[64];
+
+	(void)k;
+	capture_format_classes(*(const unsigned int *)field, classes, sizeof(classes));
+	fprintf(out, "%s", classes);
+}
+
+/* A word from a list (aux), the unit its values are in, if any */
+struct code_words {
+	const char *unit;
+	const struct code_name *names;
+};
+
+static const struct code_name floods[] = {
+	{ "report", CONFIG_TRAP_FLOOD_REPORT }, { "disable", CONFIG_TRAP_FLOOD_DISABLE },
+	{ NULL, 0 },
+};
+
+static const struct code_words mtu_words = { "bytes", mtus };
+static const struct code_words rate_words = { "Gb/s", rates };
+static const struct code_words flood_words = { NULL, floods };
+
+static int key_code(const struct config_key *k, const char *v, void *field, char *why,
+		    size_t whylen)
+{
+	const struct code_words *w = k->aux;
+	size_t n = 0;
+
+	if (!parse_code(w->names, v, field))
+		return 0;
+	/* The reason lists the words: "unit: a, b or c" */
+	if (w->unit)
+		n = (size_t)snprintf(why, whylen, "%s: ", w->unit);
+	for (const struct code_name *t = w->names; t->text && n < whylen; t++)
+		n += (size_t)snprintf(why + n, whylen - n, "%s%s", t->text,
+				      !t[1].text ? "" : !t[2].text ? " or " : ", ");
+	return -EINVAL;
+}
+
+static void print_code(const struct config_key *k, const void *field, FILE *out)
+{
+	const struct code_words *w = k->aux;
+
+	fprintf(out, "%s", code_text(w->names, *(const unsigned int *)field));
+}
+
+static int key_group(const struct config_key *k, const char *v, void *field, char *why,
+		     size_t whylen)
+{
+	char name[sizeof(((struct smd_config *)0)->control_group)] = "";
+	int r = parse_group(v, name, sizeof(name));
+
+	if (!r)
+		memcpy(field, name, k->size);
+	if (r == -ESRCH)
+		snprintf(why, whylen, "no such group");
+	return r;
+}
+
+#define FIELD(f)	offsetof(struct smd_config, f), sizeof(((struct smd_config *)0)->f)
+#define UINT(name, lo, hi, reload)						\
+	{ #name, key_uint, print_uint, FIELD(name), lo, hi, NULL, reload, NULL }
+#define BOOL(name, reload)							\
+	{ #name, key_bool, print_bool, FIELD(name), 0, 0, NULL, reload, NULL }
+
+/* The keys, in the order `smd -nv` prints them */
+static const struct config_key keys[] = {
+	{ "port", key_port, print_quoted, FIELD(port), 0, 0, NULL, CONFIG_RESTART, NULL },
+	{ "db", key_path, print_quoted, FIELD(db), 0, 0, NULL, CONFIG_RESTART, NULL },
+	UINT(max_outstanding_smps, 1, 4096, CONFIG_RESTART),
+	UINT(smp_timeout_ms, 1, 60000, CONFIG_RESTART),
+	UINT(smp_retries, 0, 100, CONFIG_RESTART),
+	UINT(lmc, 0, 7, CONFIG_LIVE),
+	{ "subnet_prefix", key_prefix, print_prefix, FIELD(subnet_prefix), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+	UINT(packet_life_time, 0, 19, CONFIG_LIVE),
+	UINT(subnet_timeout, 0, 31, CONFIG_LIVE),
+	UINT(sm_priority, 0, 15, CONFIG_LIVE),
+	UINT(sm_poll_interval, 1, 3600, CONFIG_LIVE),
+	UINT(sm_poll_retries, 1, 100, CONFIG_LIVE),
+	{ "routing_engine", key_engines, print_plain, FIELD(routing_engine), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+	BOOL(routing_repair, CONFIG_LIVE),
+	UINT(max_vls, 0, 8, CONFIG_LIVE),
+	{ "sl2vl", key_sl2vl, print_sl2vl, FIELD(sl2vl), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "vlarb_low", key_vlarb, print_vlarb, FIELD(vlarb_low), 0, 0, "auto", CONFIG_LIVE,
+	  NULL },
+	{ "vlarb_high", key_vlarb, print_vlarb, FIELD(vlarb_high), 0, 0, NULL, CONFIG_LIVE,
+	  NULL },
+	UINT(vlarb_high_limit, 0, 255, CONFIG_LIVE),
+	{ "log_level", key_log_level, print_log_level, FIELD(log_level), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+	UINT(sweep_interval, 0, 86400, CONFIG_LIVE),
+	{ "capture", key_string, print_quoted, FIELD(capture), 0, 0, NULL, CONFIG_RESTART,
+	  NULL },
+	UINT(capture_max_mb, 0, 1048576, CONFIG_RESTART),
+	{ "capture_classes", key_classes, print_classes, FIELD(capture_classes), 0, 0, NULL,
+	  CONFIG_RESTART, NULL },
+	{ "control_socket", key_string, print_quoted, FIELD(control_socket), 0, 0,
+	  "a socket path has at most 107 bytes", CONFIG_RESTART, NULL },
+	UINT(ready_timeout, 0, 3600, CONFIG_RESTART),
+	/*
+	 * Live with the partitions file they are the defaults of: SIGHUP reads
+	 * the file again and main.c puts these back when the file is refused
+	 * (a group's members keep its old parameters until they join again)
+	 */
+	{ "ipoib", key_bool, print_bool, FIELD(ipoib), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "ipoib_mtu", key_code, print_code, FIELD(ipoib_mtu), 0, 0, &mtu_words, CONFIG_LIVE,
+	  NULL },
+	{ "ipoib_rate", key_code, print_code, FIELD(ipoib_rate), 0, 0, &rate_words,
+	  CONFIG_LIVE, NULL },
+	{ "ipoib_sl", key_uint, print_uint, FIELD(ipoib_sl), 0, 15, NULL, CONFIG_LIVE, NULL },
+	BOOL(client_reregister, CONFIG_LIVE),
+	{ "partition_config", key_string, print_quoted, FIELD(partition_config), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+	{ "sm_key", key_u64, print_hex64, FIELD(sm_key), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "trap_flood_action", key_code, print_code, FIELD(trap_flood_action), 0, 0,
+	  &flood_words, CONFIG_LIVE, NULL },
+	{ "control_group", key_group, print_quoted, FIELD(control_group), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+};
+
+static const struct config_key *key_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(keys[i].name, name))
+			return &keys[i];
+	return NULL;
 }
 
 int config_set(struct smd_config *c, const char *key, const char *v, char *err, size_t errlen)
 {
-	int r = 0;
+	const struct config_key *k = key_find(key);
+	char why[256] = "";
+	int r;
 
-	if (!strcmp(key, "port")) {
-		char ca[64];
-		uint64_t guid;
-		int pn;
-
-		if (strlen(v) >= sizeof(c->port) ||
-		    mad_port_parse_spec(v, ca, sizeof(ca), &pn, &guid) < 0)
-			r = -EINVAL;
-		else
-			snprintf(c->port, sizeof(c->port), "%s", v);
-	} else if (!strcmp(key, "db")) {
-		if (!*v || strlen(v) >= sizeof(c->db))
-			r = -EINVAL;
-		else
-			snprintf(c->db, sizeof(c->db), "%s", v);
-	} else if (!strcmp(key, "max_outstanding_smps")) {
-		r = parse_uint(v, 1, 4096, &c->max_outstanding_smps);
-	} else if (!strcmp(key, "smp_timeout_ms")) {
-		r = parse_uint(v, 1, 60000, &c->smp_timeout_ms);
-	} else if (!strcmp(key, "smp_retries")) {
-		r = parse_uint(v, 0, 100, &c->smp_retries);
-	} else if (!strcmp(key, "lmc")) {
-		r = parse_uint(v, 0, 7, &c->lmc);
-	} else if (!strcmp(key, "subnet_prefix")) {
-		r = parse_prefix(v, &c->subnet_prefix);
-	} else if (!strcmp(key, "packet_life_time")) {
-		r = parse_uint(v, 0, 19, &c->packet_life_time);
-	} else if (!strcmp(key, "subnet_timeout")) {
-		r = parse_uint(v, 0, 31, &c->subnet_timeout);
-	} else if (!strcmp(key, "sm_priority")) {
-		r = parse_uint(v, 0, 15, &c->sm_priority);
-	} else if (!strcmp(key, "sm_poll_interval")) {
-		r = parse_uint(v, 1, 3600, &c->sm_poll_interval);
-	} else if (!strcmp(key, "sm_poll_retries")) {
-		r = parse_uint(v, 1, 100, &c->sm_poll_retries);
-	} else if (!strcmp(key, "routing_engine")) {
-		char bad[64];
-
-		if (strlen(v) >= sizeof(c->routing_engine) ||
-		    route_list_valid(v, bad, sizeof(bad)) < 0)
-			r = -ENOENT;
-		else
-			snprintf(c->routing_engine, sizeof(c->routing_engine), "%s", v);
-	} else if (!strcmp(key, "routing_repair")) {
-		r = parse_bool(v, &c->routing_repair);
-	} else if (!strcmp(key, "max_vls")) {
-		r = parse_uint(v, 0, 8, &c->max_vls);
-	} else if (!strcmp(key, "sl2vl")) {
-		r = parse_sl2vl(v, &c->sl2vl_set, c->sl2vl);
-		if (r == -EINVAL)
-			r = -EXFULL;
-	} else if (!strcmp(key, "vlarb_low")) {
-		r = parse_vlarb(v, true, &c->vlarb_low);
-		if (r == -EINVAL)
-			r = -EBADR;
-	} else if (!strcmp(key, "vlarb_high")) {
-		r = parse_vlarb(v, false, &c->vlarb_high);
-		if (r == -EINVAL)
-			r = -EBADR;
-	} else if (!strcmp(key, "vlarb_high_limit")) {
-		r = parse_uint(v, 0, 255, &c->vlarb_high_limit);
-	} else if (!strcmp(key, "log_level")) {
-		int l = log_parse_level(v);
-
-		if (l < 0)
-			r = -EINVAL;
-		else
-			c->log_level = l;
-	} else if (!strcmp(key, "sweep_interval")) {
-		r = parse_uint(v, 0, 86400, &c->sweep_interval);
-	} else if (!strcmp(key, "capture")) {
-		if (strlen(v) >= sizeof(c->capture))
-			r = -EINVAL;
-		else
-			snprintf(c->capture, sizeof(c->capture), "%s", v);
-	} else if (!strcmp(key, "capture_max_mb")) {
-		r = parse_uint(v, 0, 1048576, &c->capture_max_mb);
-	} else if (!strcmp(key, "capture_classes")) {
-		if (capture_parse_classes(v, &c->capture_classes) < 0)
-			r = -EDOM;
-	} else if (!strcmp(key, "control_socket")) {
-		if (strlen(v) >= sizeof(c->control_socket))
-			r = -ENAMETOOLONG;
-		else
-			snprintf(c->control_socket, sizeof(c->control_socket), "%s", v);
-	} else if (!strcmp(key, "ready_timeout")) {
-		r = parse_uint(v, 0, 3600, &c->ready_timeout);
-	} else if (!strcmp(key, "ipoib")) {
-		r = parse_bool(v, &c->ipoib);
-	} else if (!strcmp(key, "ipoib_mtu")) {
-		r = parse_code(mtus, v, &c->ipoib_mtu) < 0 ? -EMLINK : 0;
-	} else if (!strcmp(key, "ipoib_rate")) {
-		r = parse_code(rates, v, &c->ipoib_rate) < 0 ? -EXDEV : 0;
-	} else if (!strcmp(key, "ipoib_sl")) {
-		r = parse_uint(v, 0, 15, &c->ipoib_sl);
-	} else if (!strcmp(key, "client_reregister")) {
-		r = parse_bool(v, &c->client_reregister);
-	} else if (!strcmp(key, "partition_config")) {
-		if (strlen(v) >= sizeof(c->partition_config))
-			r = -EINVAL;
-		else
-			snprintf(c->partition_config, sizeof(c->partition_config), "%s", v);
-	} else if (!strcmp(key, "sm_key")) {
-		r = parse_u64(v, &c->sm_key);
-	} else if (!strcmp(key, "trap_flood_action")) {
-		if (!strcmp(v, "report"))
-			c->trap_flood_action = CONFIG_TRAP_FLOOD_REPORT;
-		else if (!strcmp(v, "disable"))
-			c->trap_flood_action = CONFIG_TRAP_FLOOD_DISABLE;
-		else
-			r = -ENOTTY;
-	} else if (!strcmp(key, "control_group")) {
-		r = parse_group(v, c->control_group, sizeof(c->control_group));
-	} else {
+	if (!k) {
 		snprintf(err, errlen, "unknown key '%s'", key);
 		return -ENOKEY;
 	}
+	r = k->parse(k, v, (char *)c + k->offset, why, sizeof(why));
 	if (r < 0)
-		snprintf(err, errlen, "bad value '%s' for %s%s", v, key,
-			 r == -ERANGE ? " (out of range)" :
-			 r == -ENOENT ? " (no such routing engine)" :
-			 r == -EDOM ? " (a list of smp, sa, trap, other, or all)" :
-			 r == -EBADR ? " (VL:WEIGHT entries, VL 0-14, weight 0-255, at most 64)" :
-			 r == -EXFULL ? " (16 VLs 0-15, SL 0 first, or nothing)" :
-			 r == -ENAMETOOLONG ? " (a socket path has at most 107 bytes)" :
-			 r == -EPROTO ? " (yes or no)" :
-			 r == -EMLINK ? " (bytes: 256, 512, 1024, 2048 or 4096)" :
-			 r == -EXDEV ? " (Gb/s: 2.5, 5, 10, 14, 20, 25, 28, 30, 40, 50, 56, 60, 80, "
-				       "100, 112, 120, 168, 200, 300, 400 or 600)" :
-			 r == -ENOTTY ? " (report or disable)" :
-			 r == -ESRCH ? " (no such group)" :
-			 "");
+		snprintf(err, errlen, "bad value '%s' for %s%s%s%s", v, key, *why ? " (" : "", why,
+			 *why ? ")" : "");
 	return r;
 }
 
@@ -487,7 +720,7 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 		}
 	}
 	/* Layered routes own the SL-to-VL tables: a QoS mapping would undo them */
-	if (!r && c->sl2vl_set && c->max_vls != 1) {
+	if (!r && c->sl2vl.set && c->max_vls != 1) {
 		r = -EINVAL;
 		snprintf(err, errlen, "%s: sl2vl applies to one-VL routing only (max_vls = 1)",
 			 path);
@@ -498,54 +731,34 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 
 void config_print(const struct smd_config *c, FILE *out)
 {
-	fprintf(out, "port = \"%s\"\n", c->port);
-	fprintf(out, "db = \"%s\"\n", c->db);
-	fprintf(out, "max_outstanding_smps = %u\n", c->max_outstanding_smps);
-	fprintf(out, "smp_timeout_ms = %u\n", c->smp_timeout_ms);
-	fprintf(out, "smp_retries = %u\n", c->smp_retries);
-	fprintf(out, "lmc = %u\n", c->lmc);
-	struct in6_addr a = { 0 };
-	char txt[INET6_ADDRSTRLEN] = "";
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		fprintf(out, "%s = ", keys[i].name);
+		keys[i].print(&keys[i], (const char *)c + keys[i].offset, out);
+		fprintf(out, "\n");
+	}
+}
 
-	for (int i = 0; i < 8; i++)
-		a.s6_addr[i] = (uint8_t)(c->subnet_prefix >> (56 - 8 * i));
-	inet_ntop(AF_INET6, &a, txt, sizeof(txt));
-	fprintf(out, "subnet_prefix = %s/64\n", txt);
-	fprintf(out, "packet_life_time = %u\n", c->packet_life_time);
-	fprintf(out, "subnet_timeout = %u\n", c->subnet_timeout);
-	fprintf(out, "sm_priority = %u\n", c->sm_priority);
-	fprintf(out, "sm_poll_interval = %u\n", c->sm_poll_interval);
-	fprintf(out, "sm_poll_retries = %u\n", c->sm_poll_retries);
-	fprintf(out, "routing_engine = %s\n", c->routing_engine);
-	fprintf(out, "routing_repair = %s\n", c->routing_repair ? "yes" : "no");
-	fprintf(out, "max_vls = %u\n", c->max_vls);
-	fprintf(out, "sl2vl = ");
-	if (!c->sl2vl_set)
-		fprintf(out, "\"\"");
-	for (unsigned int i = 0; c->sl2vl_set && i < 16; i++)
-		fprintf(out, "%s%u", i ? "," : "", c->sl2vl[i]);
-	fprintf(out, "\n");
-	print_vlarb(out, "vlarb_low", &c->vlarb_low);
-	print_vlarb(out, "vlarb_high", &c->vlarb_high);
-	fprintf(out, "vlarb_high_limit = %u\n", c->vlarb_high_limit);
-	fprintf(out, "log_level = %s\n", log_level_name(c->log_level));
-	fprintf(out, "sweep_interval = %u\n", c->sweep_interval);
-	char classes[64];
+const char *config_key_name(size_t i, bool *live)
+{
+	if (i >= sizeof(keys) / sizeof(keys[0]))
+		return NULL;
+	if (live)
+		*live = keys[i].reload == CONFIG_LIVE;
+	return keys[i].name;
+}
 
-	capture_format_classes(c->capture_classes, classes, sizeof(classes));
-	fprintf(out, "capture = \"%s\"\n", c->capture);
-	fprintf(out, "capture_max_mb = %u\n", c->capture_max_mb);
-	fprintf(out, "capture_classes = %s\n", classes);
-	fprintf(out, "control_socket = \"%s\"\n", c->control_socket);
-	fprintf(out, "ready_timeout = %u\n", c->ready_timeout);
-	fprintf(out, "ipoib = %s\n", c->ipoib ? "yes" : "no");
-	fprintf(out, "ipoib_mtu = %s\n", code_text(mtus, c->ipoib_mtu));
-	fprintf(out, "ipoib_rate = %s\n", code_text(rates, c->ipoib_rate));
-	fprintf(out, "ipoib_sl = %u\n", c->ipoib_sl);
-	fprintf(out, "client_reregister = %s\n", c->client_reregister ? "yes" : "no");
-	fprintf(out, "partition_config = \"%s\"\n", c->partition_config);
-	fprintf(out, "sm_key = 0x%016" PRIx64 "\n", c->sm_key);
-	fprintf(out, "trap_flood_action = %s\n",
-		c->trap_flood_action == CONFIG_TRAP_FLOOD_DISABLE ? "disable" : "report");
-	fprintf(out, "control_group = \"%s\"\n", c->control_group);
+void config_reload(struct smd_config *run, const struct smd_config *next)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct config_key *k = &keys[i];
+		char *to = (char *)run + k->offset;
+		const char *from = (const char *)next + k->offset;
+
+		if (k->reload == CONFIG_LIVE)
+			memcpy(to, from, k->size);
+		else if (memcmp(to, from, k->size))
+			log_warn("SIGHUP: %s applies after a restart%s%s%s", k->name,
+				 k->restart_why ? " (" : "", k->restart_why ? k->restart_why : "",
+				 k->restart_why ? ")" : "");
+	}
 }

@@ -22,6 +22,12 @@ struct config_vlarb {
 	} e[CONFIG_VLARB_MAX];
 };
 
+/* A QoS SL-to-VL table, SL 0 first */
+struct config_sl2vl {
+	bool set;
+	uint8_t vl[16];
+};
+
 struct smd_config {
 	char port[128];			/* "" = first port with link up */
 	char db[PATH_MAX];
@@ -42,8 +48,7 @@ struct smd_config {
 	 * 0 = what the ports allow (layered routes: only SA-given SLs are safe)
 	 */
 	unsigned int max_vls;
-	bool sl2vl_set;			/* QoS: SL-to-VL table of every port (max_vls 1 only) */
-	uint8_t sl2vl[16];
+	struct config_sl2vl sl2vl;	/* QoS: SL-to-VL table of every port (max_vls 1 only) */
 	bool routing_repair;		/* lost cables: re-route only the routes they carried */
 	struct config_vlarb vlarb_low;	/* VLArbitration tables on every port */
 	struct config_vlarb vlarb_high;
@@ -83,6 +88,14 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 /* Set one key from a string (config file and command line share this) */
 int config_set(struct smd_config *c, const char *key, const char *value, char *err,
 	       size_t errlen);
+/* Every key, in a form config_load reads back */
 void config_print(const struct smd_config *c, FILE *out);
+/*
+ * SIGHUP: the keys that may change in a running daemon take their values
+ * from next; the others keep theirs, with a warning for each that differs.
+ */
+void config_reload(struct smd_config *run, const struct smd_config *next);
+/* The i-th key's name and whether SIGHUP applies it; NULL past the last */
+const char *config_key_name(size_t i, bool *live);
 
 #endif

@@ -118,16 +118,19 @@ static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_
 static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const struct mad_addr *from)
 {
 	struct smd *smd = arg;
+	struct mad_summary ms;
 	uint8_t mclass, method;
 
-	if (mad_peek(mad, len, &mclass, &method, NULL) < 0)
+	if (mad_summarize(mad, len, &ms) < 0)
 		return;
+	mclass = ms.mgmt_class;
+	method = ms.method;
 	if (mclass == MAD_CLASS_SA) {
 		sa_handle(smd->sa, mad, len, from);
 		return;
 	}
 	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
-	    wire_bits_get(mad, 128, 16) == SMP_ATTR_SM_INFO) {
+	    ms.attr_id == SMP_ATTR_SM_INFO) {
 		/* Another SM, or sminfo: election and handover (IBA 14.4.1) */
 		sm_handle_sminfo(smd, mad, len, from);
 		return;
@@ -624,10 +627,24 @@ static void warn_layered(const struct smd_config *c)
 		 c->max_vls, c->max_vls ? "up to max_vls" : "all the ports'");
 }
 
+/* The command line's keys over the file's */
+static int config_args(const struct smd *smd, struct smd_config *c, char *err, size_t errlen)
+{
+	if (smd->arg_db && config_set(c, "db", smd->arg_db, err, errlen) < 0)
+		return -EINVAL;
+	if (smd->arg_port && config_set(c, "port", smd->arg_port, err, errlen) < 0)
+		return -EINVAL;
+	if (smd->arg_capture && config_set(c, "capture", smd->arg_capture, err, errlen) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 /*
  * SIGHUP: read the configuration again. Keys that shape the running
  * daemon take effect at once; the port, the database, the capture and the
- * SMP window keep their values until a restart (and smd says so).
+ * SMP window keep their values until a restart, and smd says so (the key
+ * table in config.c decides which is which). The partitions file is read
+ * again; when it is refused, it and the ipoib keys stay as they were.
  */
 static void reload_config(struct smd *smd)
 {
@@ -639,56 +656,28 @@ static void reload_config(struct smd *smd)
 		return;
 	config_defaults(&c);
 	r = config_load(&c, smd->config_path, err, sizeof(err));
+	if (r >= 0)
+		r = config_args(smd, &c, err, sizeof(err));
 	if (r < 0) {
 		log_error("SIGHUP: %s; keeping the running configuration", err);
 		return;
 	}
-	if (strcmp(c.control_socket, smd->cfg.control_socket))
-		log_warn("SIGHUP: control_socket applies after a restart");
-	if (c.max_outstanding_smps != smd->cfg.max_outstanding_smps ||
-	    c.smp_timeout_ms != smd->cfg.smp_timeout_ms || c.smp_retries != smd->cfg.smp_retries)
-		log_warn("SIGHUP: SMP transport settings apply after a restart");
-	snprintf(smd->cfg.routing_engine, sizeof(smd->cfg.routing_engine), "%s", c.routing_engine);
-	smd->cfg.routing_repair = c.routing_repair;
 	if (c.max_vls != smd->cfg.max_vls)
 		warn_layered(&c);
-	smd->cfg.max_vls = c.max_vls;
-	smd->cfg.sl2vl_set = c.sl2vl_set;
-	memcpy(smd->cfg.sl2vl, c.sl2vl, sizeof(c.sl2vl));
-	smd->cfg.vlarb_low = c.vlarb_low;
-	smd->cfg.vlarb_high = c.vlarb_high;
-	smd->cfg.vlarb_high_limit = c.vlarb_high_limit;
-	smd->cfg.lmc = c.lmc;
-	smd->cfg.subnet_prefix = c.subnet_prefix;
-	smd->cfg.packet_life_time = c.packet_life_time;
-	smd->cfg.subnet_timeout = c.subnet_timeout;
-	smd->cfg.sm_priority = c.sm_priority;
-	smd->cfg.sm_poll_interval = c.sm_poll_interval;
-	smd->cfg.sm_poll_retries = c.sm_poll_retries;
-	smd->cfg.sweep_interval = c.sweep_interval;
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
-	smd->cfg.sm_key = c.sm_key;
-	smd->cfg.trap_flood_action = c.trap_flood_action;
-	memcpy(smd->cfg.control_group, c.control_group, sizeof(c.control_group));
-	smd->cfg.log_level = c.log_level;
+	old = smd->cfg;
+	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
-	smd->cfg.client_reregister = c.client_reregister;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 	/* The partitions and their IPoIB groups follow (smd/partition.c); the
 	 * keys they come from change only with them, so that status and
 	 * smctl partitions name the file in force */
-	old = smd->cfg;
-	smd->cfg.ipoib = c.ipoib;
-	smd->cfg.ipoib_mtu = c.ipoib_mtu;
-	smd->cfg.ipoib_rate = c.ipoib_rate;
-	smd->cfg.ipoib_sl = c.ipoib_sl;
-	memcpy(smd->cfg.partition_config, c.partition_config, sizeof(c.partition_config));
 	if (partitions_reload(smd, "SIGHUP") < 0) {
 		smd->cfg.ipoib = old.ipoib;
 		smd->cfg.ipoib_mtu = old.ipoib_mtu;

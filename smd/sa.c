@@ -356,12 +356,16 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 
 	uint16_t owner = owner_of(sa, from->slid);
 
-	/* A retransmitted request restarts its transfer */
+	/*
+	 * A retransmitted request restarts its transfer: the old one counts
+	 * as given up, so that started - done - aborted stays what is open
+	 */
 	for (x = sa->xfers; x; x = x->next)
 		if (x->dlid == from->slid && x->qpn == from->qpn &&
 		    (uint32_t)x->tid == (uint32_t)req->hdr.tid) {
 			xfer_unlink(sa, x);
 			xfer_free(x);
+			sa->stats.rmpp_aborted++;
 			break;
 		}
 	if (sa->nxfers >= SA_MAX_XFERS || sa->port_xfers[owner] >= lim_xfers(sa)) {
@@ -832,7 +836,7 @@ static int mtu_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
 
 static int rate_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
 {
-	unsigned int w = sa_rate_to_dgbps(want), h = sa_rate_to_dgbps(have);
+	unsigned int w = iba_rate_to_dgbps(want), h = iba_rate_to_dgbps(have);
 
 	switch (sel) {
 	case SA_SELECTOR_GT: if (h <= w) return -1; *out = have; return 0;
@@ -876,11 +880,8 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 		return -1;
 	memset(pr, 0, sizeof(*pr));
 	pr->service_id = (m & PR_CM_SERVICE_ID) ? w->service_id : 0;
-	for (int i = 0; i < 8; i++) {
-		pr->sgid[i] = pr->dgid[i] = (uint8_t)(sa->env->subnet_prefix >> (56 - 8 * i));
-		pr->sgid[8 + i] = (uint8_t)(src->guid >> (56 - 8 * i));
-		pr->dgid[8 + i] = (uint8_t)(dst->guid >> (56 - 8 * i));
-	}
+	gid_encode(sa->env->subnet_prefix, src->guid, pr->sgid);
+	gid_encode(sa->env->subnet_prefix, dst->guid, pr->dgid);
 	pr->slid = slid;
 	pr->dlid = dlid;
 	pr->reversible = 1;
@@ -942,13 +943,10 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 
 static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int *status)
 {
-	uint64_t prefix = 0, guid = 0;
+	uint64_t prefix, guid;
 	const struct fab_port *p;
 
-	for (int i = 0; i < 8; i++) {
-		prefix = prefix << 8 | gid[i];
-		guid = guid << 8 | gid[8 + i];
-	}
+	gid_decode(gid, &prefix, &guid);
 	p = sa_port_by_guid(sa, guid);
 	if (!p || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000))) {
 		*status = SA_STATUS_INVALID_GID;

@@ -201,49 +201,26 @@ static struct row *row_get(struct tally *t, uint64_t key)
 	return &t->rows[i];
 }
 
-static uint16_t mad_status(const uint8_t *mad)
-{
-	uint16_t st = (uint16_t)(mad[4] << 8 | mad[5]);
-
-	/* Directed route: the top bit is the D (direction) bit, not status */
-	return mad[1] == MAD_CLASS_SMI_DR ? st & 0x7fff : st;
-}
-
 static bool is_response(uint8_t method)
 {
 	return (method & MAD_METHOD_RESP_BIT) || method == MAD_METHOD_TRAP_REPRESS;
 }
 
 /* RMPP ACK/STOP/ABORT (IBA 13.6.2.1): part of a transfer, not a request of its own */
-static bool is_rmpp_control(const uint8_t *mad)
+static bool is_rmpp_control(const struct mad_summary *m)
 {
-	return mad[1] == MAD_CLASS_SA && (mad[26] & 0x01) && mad[25] != 1;
+	return m->mgmt_class == MAD_CLASS_SA && (m->rmpp_flags & 0x01) && m->rmpp_type != 1;
 }
 
-static uint64_t tid_key(const uint8_t *mad)
+static uint64_t tid_key(const struct mad_summary *m)
 {
-	uint32_t tid = (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
-		       (uint32_t)mad[14] << 8 | mad[15];
-
-	return (uint64_t)mad[1] << 32 | tid;
+	return (uint64_t)m->mgmt_class << 32 | (uint32_t)m->tid;
 }
 
-/* FNV-1a over the MAD but its TID (bytes 8-15): a retry's content is its try's */
-static uint64_t content_hash(const uint8_t *mad)
+static void count_outbound_request(struct tally *t, const uint8_t *mad,
+				   const struct mad_summary *m)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	for (int i = 0; i < MAD_SIZE; i++) {
-		if (i >= 8 && i < 16)
-			continue;
-		h = (h ^ mad[i]) * UINT64_C(0x100000001b3);
-	}
-	return h;
-}
-
-static void count_outbound_request(struct tally *t, const uint8_t *mad)
-{
-	uint64_t h = content_hash(mad);
+	uint64_t h = mad_hash_but_tid(mad);
 	uint32_t *unanswered, *idx;
 	bool found;
 
@@ -254,7 +231,7 @@ static void count_outbound_request(struct tally *t, const uint8_t *mad)
 	if (*unanswered)
 		t->retries++;	/* the same request while an earlier copy is unanswered */
 	(*unanswered)++;
-	idx = map_slot(&t->out_tid, tid_key(mad), &found);
+	idx = map_slot(&t->out_tid, tid_key(m), &found);
 	if (!idx)
 		goto oom;
 	if (t->nhashes == t->hcap) {
@@ -273,12 +250,12 @@ oom:
 	t->oom = true;
 }
 
-static void count_inbound_response(struct tally *t, const uint8_t *mad)
+static void count_inbound_response(struct tally *t, const struct mad_summary *m)
 {
 	uint32_t *idx, *unanswered;
 	bool found;
 
-	idx = map_slot(&t->out_tid, tid_key(mad), &found);
+	idx = map_slot(&t->out_tid, tid_key(m), &found);
 	if (!idx) {
 		t->oom = true;
 		return;
@@ -296,11 +273,15 @@ static void count_inbound_response(struct tally *t, const uint8_t *mad)
 static void count_frame(struct tally *t, const struct capture_frame *f)
 {
 	const uint8_t *mad = f->mad;
-	uint64_t key = (uint64_t)mad[1] << 40 | (uint64_t)mad[3] << 32 |
-		       (uint64_t)(mad[16] << 8 | mad[17]) << 16 | mad_status(mad);
+	struct mad_summary m;
+	uint64_t key;
 	struct row *row;
 	uint32_t *state;
 	bool found;
+
+	mad_summarize(mad, MAD_SIZE, &m);
+	key = (uint64_t)m.mgmt_class << 40 | (uint64_t)m.method << 32 |
+	      (uint64_t)m.attr_id << 16 | m.status;
 
 	if (f->lost) {
 		/* Our request given back undelivered: its try stays unanswered */
@@ -319,14 +300,14 @@ static void count_frame(struct tally *t, const struct capture_frame *f)
 		row->sent++;
 		t->sent++;
 	}
-	if (is_rmpp_control(mad))
+	if (is_rmpp_control(&m))
 		return;
-	if (!f->inbound && !is_response(mad[3])) {
-		count_outbound_request(t, mad);
-	} else if (f->inbound && is_response(mad[3])) {
-		count_inbound_response(t, mad);
+	if (!f->inbound && !is_response(m.method)) {
+		count_outbound_request(t, mad, &m);
+	} else if (f->inbound && is_response(m.method)) {
+		count_inbound_response(t, &m);
 	} else if (f->inbound) {
-		state = map_slot(&t->in_tid, tid_key(mad), &found);
+		state = map_slot(&t->in_tid, tid_key(&m), &found);
 		if (!state) {
 			t->oom = true;
 		} else if (!found) {
@@ -334,7 +315,7 @@ static void count_frame(struct tally *t, const struct capture_frame *f)
 			t->req_in++;
 		}
 	} else {
-		state = map_slot(&t->in_tid, tid_key(mad), &found);
+		state = map_slot(&t->in_tid, tid_key(&m), &found);
 		if (state && *state == 1) {
 			*state = 2;
 			t->req_in_answered++;

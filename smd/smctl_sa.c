@@ -15,6 +15,7 @@
 
 #include "mad/port.h"
 #include "mad/sa.h"
+#include "mad/wire.h"
 #include "mad/txn.h"
 #include "smd/smctl.h"
 
@@ -271,7 +272,7 @@ static void print_mcast(const struct answer *a)
 			gid_str(r.mgid, g, sizeof(g));
 			printf("%s%-38s MLID 0x%04x Q_Key 0x%08x P_Key 0x%04x MTU %u rate %u "
 			       "SL %u scope %u\n", groups ? "\n" : "", g, r.mlid, r.qkey, r.pkey,
-			       mtu_to_bytes(r.mtu), sa_rate_to_dgbps(r.rate) / 10, r.sl, r.scope);
+			       mtu_to_bytes(r.mtu), iba_rate_to_dgbps(r.rate) / 10, r.sl, r.scope);
 			memcpy(prev, r.mgid, 16);
 			groups++;
 		}
@@ -291,12 +292,15 @@ static void print_mcast(const struct answer *a)
 static void print_pkeys(const uint8_t *rec)
 {
 	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_PKEY_RECORD, rec, 1);
+	uint16_t keys[32];
 	bool any = false;
 
 	printf("%-5" PRIu64 " %-4" PRIu64 " %-5u", sa_record_field(SA_ATTR_PKEY_RECORD, rec, 0),
 	       sa_record_field(SA_ATTR_PKEY_RECORD, rec, 2), blk);
+	/* The block follows LID, block number and port (IBA 15.2.5.11): 8 bytes */
+	pkey_block_decode(rec + 8, keys);
 	for (unsigned int i = 0; i < 32; i++) {
-		unsigned int k = (unsigned int)wire_bits_get(rec, 64 + 16 * i, 16);
+		unsigned int k = keys[i];
 
 		if (!(k & 0x7fff))
 			continue;
@@ -308,16 +312,16 @@ static void print_pkeys(const uint8_t *rec)
 
 static void print_mft(const uint8_t *rec)
 {
-	unsigned int pos = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 1);
-	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_MFT_RECORD, rec, 3);
+	uint16_t lid, blk, masks[32];
+	uint8_t pos;
 
+	sa_mft_record_decode(rec, &lid, &pos, &blk, masks);
 	for (unsigned int k = 0; k < 32; k++) {
-		unsigned int mask = (unsigned int)wire_bits_get(rec, 64 + 16 * k, 16);
+		unsigned int mask = masks[k];
 
 		if (!mask)
 			continue;
-		printf("%-5" PRIu64 " 0x%04x ports", sa_record_field(SA_ATTR_MFT_RECORD, rec, 0),
-		       0xc000 + blk * 32 + k);
+		printf("%-5u 0x%04x ports", lid, LID_MCAST_MIN + blk * 32u + k);
 		for (unsigned int b = 0; b < 16; b++)
 			if (mask & (1u << b))
 				printf(" %u", pos * 16 + b);
@@ -413,8 +417,7 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 
 		if (!lid || lid > LID_UCAST_MAX)
 			continue;
-		rec[0] = (uint8_t)(lid >> 8);
-		rec[1] = (uint8_t)lid;
+		sa_record_set_field(SA_ATTR_NODE_RECORD, rec, 0, lid);
 		if (query(c, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1, rec, sizeof(rec), &one) == 0) {
 			if (!one.status && nrecords(&one) >= 1 &&
 			    sa_record_field(SA_ATTR_NODE_RECORD, record(&one, 0), 0) == lid)
@@ -716,8 +719,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		mask = lid >= 0 ? MCR_CM_MLID : 0;
 	} else if (lid >= 0) {
 		/* Every record but PathRecord starts with its LID, component 0 */
-		rec[0] = (uint8_t)(lid >> 8);
-		rec[1] = (uint8_t)lid;
+		sa_record_set_field(kinds[ki].attr, rec, 0, (uint64_t)lid);
 		mask = 1;
 	}
 	if (client_open(&c, port) < 0)

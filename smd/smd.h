@@ -58,6 +58,8 @@ struct sm_peer {
 struct smd {
 	struct smd_config cfg;
 	const char *config_path;	/* to read again on SIGHUP; NULL: none */
+	/* Keys the command line set (-d, -p, -C): they win over the file's */
+	const char *arg_db, *arg_port, *arg_capture;
 	struct mad_port *port;
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */

@@ -1150,9 +1150,9 @@ static void vl_plan_make(struct sweep *sw)
 		p->sl2vl = p->vlarb = true;
 		return;
 	}
-	if (cfg->sl2vl_set) {
+	if (cfg->sl2vl.set) {
 		p->sl2vl = p->qos = true;
-		memcpy(p->map, cfg->sl2vl, sizeof(p->map));
+		memcpy(p->map, cfg->sl2vl.vl, sizeof(p->map));
 	}
 	p->vlarb = p->qos || !cfg->vlarb_low.automatic || cfg->vlarb_high.n;
 }

@@ -249,11 +249,15 @@ void trap_handle(struct smd *smd, const uint8_t *mad, size_t len, const struct m
 
 	smd->stats.traps++;
 	repress(smd, mad, len, from);
-	/* The Notice (IBA 13.4.8.2): IsGeneric is data bit 0, TrapNumber data bytes 4-5 */
-	if (len == MAD_SIZE && wire_bits_get(mad, 16 * 8, 16) == SMP_ATTR_NOTICE &&
-	    mad[1] == MAD_CLASS_SMI) {
-		generic = mad[64] & 0x80;
-		num = (uint16_t)wire_bits_get(mad, (64 + 4) * 8, 16);
+	{
+		struct notice_summary ns;
+		struct mad_summary ms;
+
+		if (mad_summarize(mad, len, &ms) == 0 && ms.mgmt_class == MAD_CLASS_SMI &&
+		    notice_decode(mad, len, &ns) == 0) {
+			generic = ns.generic;
+			num = ns.trap_number;
+		}
 	}
 	if (!smd->trapt)
 		return;

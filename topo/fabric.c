@@ -367,3 +367,20 @@ const uint16_t *fabric_port_pkeys(const struct fab_port *p, unsigned int *n)
 	*n = p->pkey_nkeys;
 	return p->pkey_tab + p->pkey_len;
 }
+
+void fabric_count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,
+			 uint32_t *routed, uint32_t *unrouted)
+{
+	memset(per_port, 0, ((size_t)n->num_ports + 1) * sizeof(*per_port));
+	*routed = *unrouted = 0;
+	for (uint32_t lid = LID_UCAST_MIN; lid <= f->max_lid; lid++) {
+		uint8_t out = lid < n->lft_len ? n->lft[lid] : LFT_PORT_NONE;
+
+		if (out <= n->num_ports) {
+			per_port[out]++;
+			(*routed)++;
+		} else if (f->by_lid[lid]) {
+			(*unrouted)++;
+		}
+	}
+}

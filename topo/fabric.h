@@ -2,7 +2,7 @@
 /*
  * The fabric model: nodes, ports, links and the indexes over them (by GUID,
  * by LID). Pure data: no I/O, no logging. Attribute contents are the
- * host-order structs decoded by mad/wire.c.
+ * host-order structs of iba/iba.h (mad/ decodes them).
  */
 #ifndef SMD_TOPO_FABRIC_H
 #define SMD_TOPO_FABRIC_H
@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mad/wire.h"
+#include "iba/iba.h"
 
 struct fab_node;
 
@@ -109,6 +109,12 @@ const struct dr_path *fabric_port_route(const struct fab_port *p);
 /* Rebuild by_lid/max_lid from the endports' lid/lmc; -EADDRINUSE on a clash */
 int fabric_index_lids(struct fabric *f);
 struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);
+/*
+ * LIDs switch n forwards out of each port per its LFT (per_port[0..num_ports]),
+ * how many LIDs it routes and how many held LIDs it does not
+ */
+void fabric_count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,
+			 uint32_t *routed, uint32_t *unrouted);
 size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *links);
 /*
  * Give port p the P_Key table tab[0..len) (IBA 14.2.5.7; trailing blocks

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/sa.h"
 #include "topo/mcast.h"
 
 #define MGID_HASH_SIZE	4096	/* chains stay short up to the 16k MLIDs */
@@ -268,9 +267,12 @@ static void memo_drop(struct mc_db *db, struct mc_memo *m)
 int mc_db_remember(struct mc_db *db, const uint8_t mgid[16], uint16_t mlid)
 {
 	struct mc_memo *m;
+	uint8_t flags, scope;
+	uint16_t sig;
 	size_t i;
 
-	if (mlid < LID_MCAST_MIN || mlid > LID_MCAST_MAX || mgid[0] != 0xff)
+	if (mlid < LID_MCAST_MIN || mlid > LID_MCAST_MAX ||
+	    iba_mgid_parse(mgid, &flags, &scope, &sig) < 0)
 		return -EINVAL;
 	m = memo_by_mgid(db, mgid);
 	if (m)
@@ -500,14 +502,8 @@ bool mc_port_has_pkey(const struct mc_port *port, uint16_t pkey)
 
 void mc_ipoib_mgid(uint16_t pkey, uint8_t scope, uint8_t mgid[16])
 {
-	memset(mgid, 0, 16);
-	mgid[0] = 0xff;
-	mgid[1] = (uint8_t)(0x10 | (scope & 0xf));
-	mgid[2] = 0x40;
-	mgid[3] = 0x1b;
-	mgid[4] = (uint8_t)((pkey | 0x8000) >> 8);
-	mgid[5] = (uint8_t)pkey;
-	memset(mgid + 12, 0xff, 4);
+	/* Transient (flag 1), IPv4 over IB, the partition, group ID ::ffff:ffff */
+	iba_mgid_make(1, scope, 0x401b, pkey | 0x8000, UINT64_C(0xffffffff), mgid);
 }
 
 static bool mgid_zero(const uint8_t mgid[16])
@@ -526,7 +522,7 @@ static unsigned int mtu_val(uint8_t code)
 
 static unsigned int rate_val(uint8_t code)
 {
-	return sa_rate_to_dgbps(code);
+	return iba_rate_to_dgbps(code);
 }
 
 /* Does a group value have satisfy selector sel against want? */
@@ -606,17 +602,7 @@ static bool params_match(const struct mc_req *req, const struct mc_group *g)
 static void mgid_assign(struct mc_db *db, uint8_t scope, uint16_t pkey, uint8_t mgid[16])
 {
 	do {
-		uint64_t v = ++db->assigned;
-
-		memset(mgid, 0, 16);
-		mgid[0] = 0xff;
-		mgid[1] = (uint8_t)(0x10 | (scope & 0xf));
-		mgid[2] = 0xa0;
-		mgid[3] = 0x1b;
-		mgid[4] = (uint8_t)((pkey | 0x8000) >> 8);
-		mgid[5] = (uint8_t)pkey;
-		for (int i = 0; i < 8; i++)
-			mgid[8 + i] = (uint8_t)(v >> (56 - 8 * i));
+		iba_mgid_make(1, scope, 0xa01b, pkey | 0x8000, ++db->assigned, mgid);
 	} while (mc_db_find(db, mgid) || memo_by_mgid(db, mgid));
 }
 
@@ -636,16 +622,19 @@ static int group_create(struct mc_db *db, const struct mc_req *req, const struct
 		p.scope = (req->has & MC_HAS_SCOPE) ? req->p.scope : 2;
 		mgid_assign(db, p.scope, p.pkey, mgid);
 	} else {
+		uint8_t flags, scope;
+		uint16_t sig;
+
 		/*
 		 * A multicast GID (IBA 4.1.1): 0xff, flags 0 (permanent) or 1
 		 * (transient), a scope; the SA's own signature 0xa01b is not for
 		 * requesters to pick (o15-0.1.5)
 		 */
-		if (req->mgid[0] != 0xff || (req->mgid[1] >> 4) > 1 ||
-		    (req->mgid[2] == 0xa0 && req->mgid[3] == 0x1b))
+		if (iba_mgid_parse(req->mgid, &flags, &scope, &sig) < 0 || flags > 1 ||
+		    sig == 0xa01b)
 			return -EINVAL;
 		memcpy(mgid, req->mgid, 16);
-		p.scope = mgid[1] & 0xf;
+		p.scope = scope;
 		if ((req->has & MC_HAS_SCOPE) && req->p.scope != p.scope)
 			return -EINVAL;
 	}

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/sa.h"
 #include "topo/path.h"
 
 #define HOPS_UNKNOWN	0xff
@@ -28,7 +27,7 @@ uint8_t path_link_rate(const struct fab_port *p)
 {
 	const struct port_info *pi = &p->pi;
 
-	return sa_rate_from_link(pi->link_width_active, pi->link_speed_active,
+	return iba_rate_from_link(pi->link_width_active, pi->link_speed_active,
 				 pi->link_speed_ext_active);
 }
 
@@ -36,7 +35,7 @@ static void combine(struct path_attr *a, uint8_t mtu, uint8_t rate)
 {
 	if (mtu < a->mtu)
 		a->mtu = mtu;
-	if (sa_rate_to_dgbps(rate) < sa_rate_to_dgbps(a->rate))
+	if (iba_rate_to_dgbps(rate) < iba_rate_to_dgbps(a->rate))
 		a->rate = rate;
 }
 

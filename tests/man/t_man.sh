@@ -1,12 +1,15 @@
 #!/bin/bash
 # The man pages render without a single groff warning (groff -man -ww),
-# smd.conf(5) documents every key `smd -nv` prints, and smctl(8) every
-# command `smctl --help` lists.
+# smd.conf(5) documents every key `smd -nv` prints, names in RELOADING
+# exactly the keys SIGHUP does not apply (smd's key table, through
+# test_config --keys), and smctl(8) documents every command `smctl --help`
+# lists.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 SMD=${SMD:-$top/smd/smd}
 SMCTL=${SMCTL:-$top/smd/smctl}
+TEST_CONFIG=${top_builddir:-$top}/tests/unit/test_config
 command -v groff >/dev/null || { echo "missing groff (groff-base)"; exit 99; }
 pass=0
 fail=0
@@ -39,6 +42,16 @@ for k in $keys; do
 		bad "smd.conf.5 has no entry for $k"
 	fi
 done
+
+# RELOADING lists the keys that need a restart, and only those
+want=$("$TEST_CONFIG" --keys | awk '$2 == "restart" { print $1 }' | sort)
+got=$(sed -n '/^\.SH RELOADING/,/^\.SH /p' "$top/man/smd.conf.5" |
+	sed -n 's/^\.BR* \([a-z_0-9]*\).*/\1/p' | grep -vx smd | sort)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then
+	ok "smd.conf.5 RELOADING lists the keys SIGHUP does not apply"
+else
+	bad "smd.conf.5 RELOADING lists: $(echo $got); the key table: $(echo $want)"
+fi
 
 # Every command smctl --help lists has its entry in smctl(8)
 cmds=$("$SMCTL" --help 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')

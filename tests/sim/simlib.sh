@@ -56,6 +56,7 @@
 #    data: cannot parse remote lid and connection type" warning in the log.
 
 SIM_UMAD2SIM=${SIM_UMAD2SIM:-/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so}
+_SIM_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SIM_READY_TIMEOUT=${SIM_READY_TIMEOUT:-180}
 SIM_RUN_TIMEOUT=${SIM_RUN_TIMEOUT:-300}
 _SIM_PID=
@@ -124,6 +125,14 @@ sim_start() {
 	export SIM_DIR
 	export SIM_LOG="$SIM_DIR/ibsim.log"
 	export SIM_PRELOAD="$SIM_UMAD2SIM"
+	# Every client gets umad2sim_guard.so first: without it a MAD that
+	# reaches a client before it registers its agent kills it (see the file)
+	if cc -shared -fPIC -O2 -o "$SIM_DIR/umad2sim_guard.so" "$_SIM_LIB_DIR/umad2sim_guard.c" \
+		2>"$SIM_DIR/guard.err"; then
+		SIM_PRELOAD="$SIM_DIR/umad2sim_guard.so:$SIM_UMAD2SIM"
+	else
+		_sim_log "sim_start: cannot build umad2sim_guard.so: clients may crash at start"
+	fi
 	export IBSIM_SOCKNAME="smdsim-$$-${RANDOM}${RANDOM}"
 
 	_sim_install_traps

@@ -30,7 +30,8 @@ sleep 2
 rss1=$(rss_kb)
 # Another host is served while the hog holds what it may
 SIM_HOST=host-0009 sim_run "$SMCTL" sa nodes --count >"$tmp/other" 2>"$tmp/other.err" || true
-check test "$(cat "$tmp/other")" -eq 36
+cat "$tmp/other.err"
+check test "$(cat "$tmp/other")" = 36
 SIM_HOST=host-0012 sim_run saquery >"$tmp/saq" 2>&1 || true
 check grep -q "NodeRecord dump" "$tmp/saq"
 SIM_HOST=host-0012 sim_run "$SMCTL" sa path --slid 1 --dlid 2 --get --count >"$tmp/pr" 2>&1 || true

@@ -21,6 +21,18 @@ static unsigned int unit_passed, unit_failed;
 	}									\
 } while (0)
 
+/* CHECK with a message that says what was checked, printed on failure */
+#define CHECK_MSG(cond, ...) do {						\
+	if (cond) {								\
+		unit_passed++;							\
+	} else {								\
+		unit_failed++;							\
+		fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);	\
+		fprintf(stderr, __VA_ARGS__);					\
+		fprintf(stderr, "\n");						\
+	}									\
+} while (0)
+
 #define CHECK_EQ(a, b) do {							\
 	long long _a = (long long)(a), _b = (long long)(b);			\
 	if (_a == _b) {								\

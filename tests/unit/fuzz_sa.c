@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SA fuzzer (issue 12): the SA server fed what real clients sent it
+ * (tests/fuzz/sa/clients.pcap: saquery, mcclient's IPoIB-like joins,
+ * smctl's RMPP reads, captured by smd under the simulator), mutated, from
+ * several requesting ports at once, with RMPP sessions driven by hostile
+ * receivers: ACKs for segments never sent, windows that shrink, grow past
+ * the table or wrap, repeated and stale ACKs, STOPs and ABORTs, requests
+ * retransmitted mid-transfer, the clock jumping past every timer, the model
+ * replaced under open transfers (a sweep ending), multicast trees
+ * recomputed. What the SA sends must stay well-formed and go only to the
+ * port that asked; the limits per port and for all must hold at every
+ * step; every transfer must be gone once its lifetime has passed.
+ *
+ *   fuzz_sa [-n ITERATIONS] [-s SEED] FABRIC CORPUS.pcap...
+ *
+ * Deterministic: the same seed gives the same run. make check runs a
+ * bounded number of iterations, under ASan and UBSan in the sanitizer build.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mad/capture.h"
+#include "mad/sa.h"
+#include "smd/sa.h"
+#include "tests/unit/fakefab.h"
+#include "tests/unit/unit.h"
+#include "topo/lid.h"
+#include "topo/mcast.h"
+#include "topo/route.h"
+
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * UINT64_C(0x2545f4914f6cdd1d);
+}
+
+static unsigned int below(unsigned int n)
+{
+	return n ? (unsigned int)(rnd() % n) : 0;
+}
+
+/* ---- the corpus ---- */
+
+#define CORPUS_MAX 4096
+static uint8_t corpus[CORPUS_MAX][MAD_SIZE];
+static size_t ncorpus;
+
+static int corpus_load(const char *path)
+{
+	struct capture_reader *r;
+	struct capture_frame f;
+	bool ib;
+	int k;
+
+	if (capture_reader_open(path, &r) < 0) {
+		fprintf(stderr, "fuzz_sa: %s: not a capture smd can read\n", path);
+		return -EINVAL;
+	}
+	while ((k = capture_reader_next(r, &f, &ib)) == 1)
+		if (ib && f.inbound && f.mad[1] == MAD_CLASS_SA && ncorpus < CORPUS_MAX)
+			memcpy(corpus[ncorpus++], f.mad, MAD_SIZE);
+	capture_reader_close(r);
+	return k < 0 ? k : 0;
+}
+
+/* ---- the requesters and what the SA sends them ---- */
+
+#define NCLIENTS 6
+static struct mad_addr clients[NCLIENTS];
+
+/* Transfers the SA has open, as a receiver sees them from the segments */
+#define OPEN_MAX 256
+struct seen_xfer {
+	uint16_t dlid;
+	uint32_t qpn;
+	uint32_t tid;
+	uint32_t last_seg;	/* highest DATA segment seen */
+	bool last;		/* the LAST segment was seen */
+};
+static struct seen_xfer open_x[OPEN_MAX];
+static size_t nopen;
+
+/* TIDs each client used (low 32 bits): the SA may answer a client only with its own */
+#define TIDS_MAX 4096
+static struct {
+	uint16_t slid;
+	uint32_t qpn, tid;
+} asked[TIDS_MAX];
+static size_t nasked;
+
+static void asked_add(const struct mad_addr *from, uint32_t tid)
+{
+	if (nasked == TIDS_MAX)
+		nasked = 0;	/* the oldest go: a TID is reused far later, if ever */
+	asked[nasked].slid = from->slid;
+	asked[nasked].qpn = from->qpn;
+	asked[nasked].tid = tid;
+	nasked++;
+}
+
+static bool was_asked(uint16_t dlid, uint32_t qpn, uint32_t tid)
+{
+	for (size_t i = 0; i < TIDS_MAX; i++)
+		if (asked[i].tid == tid && asked[i].slid == dlid && asked[i].qpn == qpn)
+			return true;
+	return false;
+}
+
+static struct {
+	unsigned long mads, answers, segments, aborts_sent, bad, misdirected, requests, acks,
+		stops, updates, jumps, refused_seen;
+} st;
+
+static struct seen_xfer *open_find(uint16_t dlid, uint32_t qpn, uint32_t tid, bool add)
+{
+	for (size_t i = 0; i < nopen; i++)
+		if (open_x[i].dlid == dlid && open_x[i].qpn == qpn && open_x[i].tid == tid)
+			return &open_x[i];
+	if (!add)
+		return NULL;
+	if (nopen == OPEN_MAX)
+		nopen = 0;
+	open_x[nopen] = (struct seen_xfer){ .dlid = dlid, .qpn = qpn, .tid = tid };
+	return &open_x[nopen++];
+}
+
+/* Every MAD the SA sends is checked here, as it leaves */
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
+		     uint32_t qpn)
+{
+	uint8_t buf[MAD_SIZE] = { 0 };
+	struct sa_mad m;
+
+	(void)ctx;
+	st.answers++;
+	if (len < SA_HDR_SIZE || len > MAD_SIZE) {
+		st.bad++;
+		CHECK_MSG(0, "a MAD of %zu bytes", len);
+		return 0;
+	}
+	memcpy(buf, mad, len);
+	if (sa_mad_decode(buf, MAD_SIZE, &m) < 0 || !(m.hdr.method & MAD_METHOD_RESP_BIT) ||
+	    m.hdr.mgmt_class != MAD_CLASS_SA || m.hdr.base_version != 1) {
+		st.bad++;
+		CHECK_MSG(0, "an answer that is not an SA response (method 0x%x)", buf[3]);
+		return 0;
+	}
+	if (!was_asked(dlid, qpn, (uint32_t)m.hdr.tid)) {
+		st.misdirected++;
+		CHECK_MSG(0, "TID 0x%x sent to LID %u QP %u, who never used it", (uint32_t)m.hdr.tid,
+			  dlid, qpn);
+	}
+	if (!(m.rmpp.flags & RMPP_FLAG_ACTIVE))
+		return 0;
+	if (m.rmpp.type == RMPP_TYPE_ABORT) {
+		st.aborts_sent++;
+		return 0;
+	}
+	CHECK_MSG(m.rmpp.type == RMPP_TYPE_DATA, "RMPP type %u from a sender", m.rmpp.type);
+	st.segments++;
+	CHECK_MSG(m.rmpp.data1 >= 1, "segment number 0");
+	CHECK_MSG(!(m.rmpp.flags & RMPP_FLAG_FIRST) == (m.rmpp.data1 != 1),
+		  "FIRST on segment %u", m.rmpp.data1);
+	if (m.rmpp.flags & RMPP_FLAG_LAST)
+		CHECK_MSG(m.rmpp.data2 >= 20 && m.rmpp.data2 <= RMPP_SEG_PAYLOAD,
+			  "last PayloadLength %u", m.rmpp.data2);
+	else if (m.rmpp.data1 == 1)
+		CHECK_MSG(m.rmpp.data2 > RMPP_SEG_PAYLOAD && m.rmpp.data2 % 4 == 0,
+			  "first PayloadLength %u", m.rmpp.data2);
+	struct seen_xfer *x = open_find(dlid, qpn, (uint32_t)m.hdr.tid, true);
+
+	if (m.rmpp.data1 > x->last_seg)
+		x->last_seg = m.rmpp.data1;
+	if (m.rmpp.flags & RMPP_FLAG_LAST)
+		x->last = true;
+	return 0;
+}
+
+/* The fabric's SL-to-VL tables: now, later or never, like real ports */
+struct sl2vl_wait {
+	void (*done)(void *arg, int status, const uint8_t vl[16]);
+	void *arg;
+};
+#define SL2VL_WAIT_MAX 64
+static struct sl2vl_wait sl2vl_waiting[SL2VL_WAIT_MAX];
+static size_t nsl2vl_waiting;
+
+static int fake_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
+			   void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
+{
+	uint8_t vl[16] = { 0 };
+
+	(void)ctx, (void)n, (void)in, (void)out;
+	switch (below(4)) {
+	case 0:
+		return -EIO;
+	case 1:
+		if (nsl2vl_waiting < SL2VL_WAIT_MAX) {
+			sl2vl_waiting[nsl2vl_waiting++] = (struct sl2vl_wait){ done, arg };
+			return 0;
+		}
+		/* fall through */
+	default:
+		done(arg, below(3) ? 0 : -ETIMEDOUT, vl);
+		return 0;
+	}
+}
+
+/* Answer the reads left waiting, as a sweep's SMPs would come back */
+static void sl2vl_complete(void)
+{
+	size_t n = nsl2vl_waiting;
+	uint8_t vl[16] = { 1 };
+
+	nsl2vl_waiting = 0;
+	for (size_t i = 0; i < n; i++)
+		sl2vl_waiting[i].done(sl2vl_waiting[i].arg, below(2) ? 0 : -ETIMEDOUT, vl);
+}
+
+static uint64_t fake_us = 1000000;
+
+static uint64_t fake_now(void *ctx)
+{
+	(void)ctx;
+	return fake_us;
+}
+
+/* ---- the model ---- */
+
+static struct fakefab ff;
+
+static struct fabric *model_build(uint8_t lmc)
+{
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+
+	if (fabric_new(&f) < 0)
+		return NULL;
+	if (ff_discover(&ff, f, NULL) < 0 || lid_assign(f, lmc, NULL, NULL, &ls) < 0 ||
+	    route_compute(route_engine_find("minhop"), f, NULL, &rs, NULL) < 0) {
+		fabric_free(f);
+		return NULL;
+	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &f->nodes[i]->ports[p];
+
+			pp->pi.link_width_active = 2;
+			pp->pi.link_speed_active = 1;
+			pp->pi.guid_cap = 8;
+			/* Every endport a full member of the default partition */
+			if (fabric_is_endport(pp)) {
+				static const uint16_t dflt[32] = { 0xffff };
+
+				if (fabric_port_set_pkeys(pp, dflt, 32) < 0) {
+					fabric_free(f);
+					return NULL;
+				}
+				pp->pkeys_valid = true;
+			}
+		}
+	return f;
+}
+
+/* ---- mutations ---- */
+
+#define TRUSTED_KEY	UINT64_C(0x5eed5eed5eed5eed)
+
+static const uint16_t attrs[] = {
+	SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
+	SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
+	SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
+	SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD,
+	SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD, 0x0031, 0x0003, 0x00f3, 0x0038, 0xffff,
+};
+
+static void mutate(uint8_t mad[MAD_SIZE])
+{
+	for (unsigned int k = 1 + below(3); k > 0; k--) {
+		switch (below(10)) {
+		case 0:		/* bit flips anywhere */
+			for (unsigned int i = below(6); i > 0; i--)
+				mad[below(MAD_SIZE)] ^= (uint8_t)(1u << below(8));
+			break;
+		case 1:		/* the method, sometimes one a client never sends */
+			mad[3] = below(3) ? (uint8_t[]){ 0x01, 0x02, 0x12, 0x15, 0x14 }[below(5)] :
+					    (uint8_t)rnd();
+			break;
+		case 2:		/* the attribute */
+			mad[16] = (uint8_t)(attrs[below(sizeof(attrs) / sizeof(attrs[0]))] >> 8);
+			mad[17] = (uint8_t)attrs[below(sizeof(attrs) / sizeof(attrs[0]))];
+			break;
+		case 3:		/* the component mask (SA header, IBA 15.2.1.1) */
+			for (int i = 0; i < 8; i++)
+				mad[48 + i] = below(2) ? (uint8_t)rnd() : 0;
+			break;
+		case 4:		/* the record: small LIDs, so masks select real records */
+			for (int i = 56; i < MAD_SIZE; i++)
+				mad[i] = below(4) ? mad[i] : (uint8_t)below(3) ? (uint8_t)below(40) :
+									 (uint8_t)rnd();
+			break;
+		case 5:		/* the RMPP header of a request */
+			mad[24] = (uint8_t)below(3);
+			mad[25] = (uint8_t)below(6);
+			mad[27] = (uint8_t)(rnd() & 7);
+			for (int i = 28; i < 36; i++)
+				mad[i] = below(2) ? 0 : (uint8_t)rnd();
+			break;
+		case 6:		/* the versions */
+			mad[0] = below(4) ? 1 : (uint8_t)rnd();
+			mad[2] = below(4) ? 2 : (uint8_t)rnd();
+			break;
+		case 7:		/* AttributeOffset, the SM_Key */
+			mad[46] = (uint8_t)rnd();
+			mad[47] = (uint8_t)rnd();
+			/* SM_Key: none, a wrong one, or the trusted one (ProxyJoin and the like) */
+			if (below(2)) {
+				uint64_t key = below(3) ? (below(2) ? 0 : rnd()) : TRUSTED_KEY;
+
+				for (int i = 0; i < 8; i++)
+					mad[36 + i] = (uint8_t)(key >> (56 - 8 * i));
+			}
+			break;
+		case 8:		/* the status of a request (should be 0) */
+			mad[4] = (uint8_t)rnd();
+			mad[5] = (uint8_t)rnd();
+			break;
+		default:	/* splice another corpus MAD's record in */
+			memcpy(mad + 56, corpus[below((unsigned int)ncorpus)] + 56, MAD_SIZE - 56);
+			break;
+		}
+	}
+}
+
+static void feed(struct sa *sa, uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *from)
+{
+	asked_add(from, (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
+			(uint32_t)mad[14] << 8 | mad[15]);
+	st.mads++;
+	sa_handle(sa, mad, len, from);
+}
+
+static void set_tid(uint8_t mad[MAD_SIZE], uint32_t tid)
+{
+	mad[12] = (uint8_t)(tid >> 24);
+	mad[13] = (uint8_t)(tid >> 16);
+	mad[14] = (uint8_t)(tid >> 8);
+	mad[15] = (uint8_t)tid;
+}
+
+/* An RMPP ACK, STOP or ABORT for a transfer the receiver saw, or for none */
+static void control(struct sa *sa)
+{
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+	struct mad_addr from = clients[below(NCLIENTS)];
+	uint32_t tid = (uint32_t)rnd(), seg = below(8), win = below(16);
+
+	if (nopen && below(8)) {
+		struct seen_xfer *x = &open_x[below((unsigned int)nopen)];
+
+		if (below(10)) {
+			from.slid = x->dlid;
+			from.qpn = x->qpn;
+		}
+		tid = x->tid;
+		switch (below(6)) {
+		case 0:		/* beyond what was sent */
+			seg = x->last_seg + 1 + below(4);
+			break;
+		case 1:		/* stale */
+			seg = x->last_seg ? below(x->last_seg) : 0;
+			break;
+		default:
+			seg = x->last_seg;
+		}
+		switch (below(6)) {
+		case 0:		/* a window that wraps or is absurd */
+			win = (uint32_t)rnd();
+			break;
+		case 1:		/* one that shrinks */
+			win = seg ? seg - 1 : 0;
+			break;
+		default:
+			win = seg + 1 + below(64);
+		}
+	}
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = below(8) ? SA_METHOD_GET_TABLE : (uint8_t)rnd();
+	m.hdr.attr_id = attrs[below(sizeof(attrs) / sizeof(attrs[0]))];
+	m.hdr.tid = tid;
+	m.rmpp.version = below(8) ? 1 : (uint8_t)below(4);
+	m.rmpp.type = below(6) ? RMPP_TYPE_ACK : below(2) ? RMPP_TYPE_STOP : RMPP_TYPE_ABORT;
+	if (m.rmpp.type != RMPP_TYPE_ACK)
+		st.stops++;
+	else
+		st.acks++;
+	m.rmpp.flags = below(10) ? RMPP_FLAG_ACTIVE : (uint8_t)below(8);
+	m.rmpp.data1 = seg;
+	m.rmpp.data2 = win;
+	sa_mad_encode(&m, buf);
+	/* The owner's receiver may answer with the request's own TID width */
+	set_tid(buf, tid);
+	feed(sa, buf, below(10) ? MAD_SIZE : SA_HDR_SIZE + below(MAD_SIZE - SA_HDR_SIZE + 1), &from);
+}
+
+static unsigned long open_count(const struct sa *sa)
+{
+	const struct sa_stats *s = sa_stats(sa);
+
+	return (unsigned long)(s->rmpp_started - s->rmpp_done - s->rmpp_aborted);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long iters = 2000, seed = 1;
+	struct fabric *fab[2] = { NULL, NULL };
+	struct mc_db *db;
+	struct mc_forest *fo = NULL;
+	struct sa *sa;
+	int opt, cur = 0;
+
+	while ((opt = getopt(argc, argv, "n:s:")) != -1) {
+		switch (opt) {
+		case 'n': iters = strtoul(optarg, NULL, 0); break;
+		case 's': seed = strtoul(optarg, NULL, 0); break;
+		default:
+			fprintf(stderr, "usage: fuzz_sa [-n ITERATIONS] [-s SEED] FABRIC PCAP...\n");
+			return 2;
+		}
+	}
+	if (argc - optind < 2) {
+		fprintf(stderr, "usage: fuzz_sa [-n ITERATIONS] [-s SEED] FABRIC PCAP...\n");
+		return 2;
+	}
+	rng = seed * UINT64_C(0x9e3779b97f4a7c15) + 1;
+	if (ff_load(&ff, argv[optind]) < 0)
+		return 2;
+	for (int i = optind + 1; i < argc; i++)
+		if (corpus_load(argv[i]) < 0)
+			return 2;
+	CHECK_MSG(ncorpus >= 50, "the corpus holds %zu SA requests", ncorpus);
+	if (!ncorpus)
+		return unit_report();
+
+	fab[0] = model_build(0);
+	CHECK_MSG(fab[0] != NULL, "the fabric of %s routes", argv[optind]);
+	if (!fab[0])
+		return unit_report();
+	/* Requesters: five ports of the fabric (CA ports and switches), one stranger */
+	for (int i = 0, k = 0; i < NCLIENTS - 1; k++) {
+		const struct fab_node *n = fab[0]->nodes[(size_t)k % fab[0]->nnodes];
+
+		if (k > 10 * (int)fab[0]->nnodes)
+			break;
+		if (below(3))
+			continue;
+		clients[i].slid = n->ports[n->type == NODE_TYPE_SWITCH ? 0 : 1].lid;
+		clients[i].qpn = 1;
+		i++;
+	}
+	clients[NCLIENTS - 1] = (struct mad_addr){ .slid = 0xbfff, .qpn = 0x1234 };
+
+	static struct sa_env env = {
+		.sm_guid = 0x1234, .sm_lid = 1, .act_count = 1, .sm_priority = 1,
+		.subnet_prefix = UINT64_C(0xfe80000000000000), .packet_life_time = 18,
+		.send = fake_send, .read_sl2vl = fake_read_sl2vl, .now = fake_now,
+		/* Small limits, so that the fuzzer reaches them */
+		.xfers_per_port = 4, .bytes_per_port = 64 << 10, .bytes_max = 160 << 10,
+		.trusted_key = TRUSTED_KEY,
+	};
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab[0], NULL), 0);
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	{
+		struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
+		uint8_t bc[16];
+
+		mc_ipoib_mgid(0xffff, 2, bc);
+		CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
+	}
+	CHECK_EQ(mc_forest_new(fab[0], NULL, &fo), 0);
+	sa_set_mcast(sa, db, fo);
+
+	unsigned long max_open = 0;
+
+	for (unsigned long it = 0; it < iters; it++) {
+		unsigned int what = below(100);
+		uint8_t mad[MAD_SIZE];
+
+		if (what < 45) {
+			/* A client's request, as sent or mutated, from any requester */
+			const struct mad_addr *from = &clients[below(NCLIENTS)];
+			size_t len = MAD_SIZE;
+
+			memcpy(mad, corpus[below((unsigned int)ncorpus)], MAD_SIZE);
+			if (below(3))
+				mutate(mad);
+			/* A retransmission reuses an open transfer's TID */
+			if (nopen && !below(10))
+				set_tid(mad, open_x[below((unsigned int)nopen)].tid);
+			else
+				set_tid(mad, (uint32_t)rnd());
+			if (!below(12))
+				len = below(MAD_SIZE + 1);
+			st.requests++;
+			feed(sa, mad, len, from);
+		} else if (what < 85) {
+			control(sa);
+		} else if (what < 92) {
+			/* Time passes: a little, or past every timer */
+			fake_us += below(10) ? below(3000000) : 40000000 + below(1000000);
+			st.jumps++;
+			sa_tick(sa);
+		} else if (what < 95) {
+			sl2vl_complete();
+		} else if (what < 98) {
+			uint64_t dirty[MLID_COUNT / 64 + 1];
+
+			mc_db_take_dirty(db, dirty);
+			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
+		} else {
+			/*
+			 * A sweep ended: the SA serves a new model, the old one is
+			 * freed as smd frees it (open transfers must not point
+			 * into it), and the multicast forest follows.
+			 */
+			int next = !cur;
+
+			fab[next] = model_build((uint8_t)below(2));
+			if (fab[next]) {
+				struct mc_forest *nfo = NULL;
+
+				/* SL-to-VL reads still out complete later, on the new model */
+				CHECK_EQ(sa_update(sa, fab[next], NULL), 0);
+				if (mc_forest_new(fab[next], NULL, &nfo) == 0) {
+					sa_set_mcast(sa, db, nfo);
+					mc_forest_free(fo);
+					fo = nfo;
+				}
+				fabric_free(fab[cur]);
+				fab[cur] = NULL;
+				cur = next;
+				st.updates++;
+			}
+		}
+		/* The limits hold at every step */
+		unsigned long open = open_count(sa);
+
+		if (open > max_open)
+			max_open = open;
+		CHECK_MSG(open <= (unsigned long)NCLIENTS * env.xfers_per_port,
+			  "%lu transfers open after step %lu", open, it);
+	}
+	/* Every transfer has its time and no more, whatever the receivers did */
+	sl2vl_complete();
+	fake_us += 120000000;
+	sa_tick(sa);
+	CHECK_MSG(open_count(sa) == 0, "%lu transfers still open after their lifetime",
+		  open_count(sa));
+
+	const struct sa_stats *s = sa_stats(sa);
+
+	st.refused_seen = (unsigned long)s->refused;
+	fprintf(stderr,
+		"fuzz_sa: %lu iterations, seed %lu, corpus %zu: %lu MADs in (%lu requests, "
+		"%lu ACKs, %lu STOP/ABORT), %lu out (%lu segments, %lu ABORTs); %" PRIu64
+		" transfers started, %" PRIu64 " done, %" PRIu64 " given up, %lu refused, at "
+		"most %lu open; %lu model changes, %lu clock jumps; %lu malformed, %lu "
+		"misdirected\n",
+		iters, seed, ncorpus, st.mads, st.requests, st.acks, st.stops, st.answers,
+		st.segments, st.aborts_sent, s->rmpp_started, s->rmpp_done, s->rmpp_aborted,
+		st.refused_seen, max_open, st.updates, st.jumps, st.bad, st.misdirected);
+	/* The fuzzer must reach the transfers and the limits, not only the decoder */
+	CHECK_MSG(iters < 1000 || s->rmpp_started > iters / 50, "RMPP transfers were started");
+	CHECK_MSG(iters < 1000 || s->rmpp_done > 0, "some transfers completed");
+	CHECK_MSG(iters < 1000 || s->refused > 0, "the limits were reached");
+	sa_set_mcast(sa, NULL, NULL);
+	sa_free(sa);
+	mc_forest_free(fo);
+	mc_db_free(db);
+	fabric_free(fab[cur]);
+	ff_free(&ff);
+	return unit_report();
+}
