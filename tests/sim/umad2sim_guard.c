@@ -17,12 +17,20 @@
  *
  * Nothing else changes: every other lock goes to glibc.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
 
-int __pthread_mutex_lock(pthread_mutex_t *m);
-int __pthread_mutex_unlock(pthread_mutex_t *m);
+/*
+ * The next definition (glibc's, or in an ASan build the sanitizer's
+ * interceptor, which then calls glibc's): calling __pthread_mutex_lock
+ * directly went to ASan's interceptor of it, whose real function it never
+ * found, and every sanitized smd died at its first lock.
+ */
+static int (*next_lock)(pthread_mutex_t *);
+static int (*next_unlock)(pthread_mutex_t *);
 
 /* No object lives in the first page: a pointer there is a NULL struct's member */
 static int bogus(const void *p)
@@ -32,10 +40,18 @@ static int bogus(const void *p)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	return bogus(m) ? EINVAL : __pthread_mutex_lock(m);
+	if (bogus(m))
+		return EINVAL;
+	if (!next_lock)
+		next_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
+	return next_lock(m);
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	return bogus(m) ? EINVAL : __pthread_mutex_unlock(m);
+	if (bogus(m))
+		return EINVAL;
+	if (!next_unlock)
+		next_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+	return next_unlock(m);
 }
