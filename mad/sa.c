@@ -195,6 +195,108 @@ static const struct {
 	{ SA_ATTR_MCMEMBER_RECORD, MCR_SIZE, TABLE(mcmember_record) },
 };
 
+/*
+ * Field names, in the order of the tables above (the IBA's component
+ * names, lower case), for smctl's JSON; a table whose names do not match
+ * its fields in number gets none (test_sa checks every table has them).
+ */
+static const char *const node_record_names[] = {
+	"lid", "reserved", "base_version", "class_version", "node_type", "num_ports",
+	"system_image_guid", "node_guid", "port_guid", "partition_cap", "device_id", "revision",
+	"local_port_num", "vendor_id", "node_description",
+};
+
+static const char *const port_info_record_names[] = {
+	"endport_lid", "port_num", "options", "m_key", "gid_prefix", "lid", "master_sm_lid",
+	"capability_mask", "diag_code", "m_key_lease_period", "local_port_num",
+	"link_width_enabled", "link_width_supported", "link_width_active",
+	"link_speed_supported", "port_state", "port_phys_state", "link_down_default_state",
+	"m_key_protect_bits", "reserved", "lmc", "link_speed_active", "link_speed_enabled",
+	"neighbor_mtu", "master_sm_sl", "vl_cap", "init_type", "vl_high_limit",
+	"vl_arbitration_high_cap", "vl_arbitration_low_cap", "init_type_reply", "mtu_cap",
+	"vl_stall_count", "hoq_life", "operational_vls", "partition_enforcement_inbound",
+	"partition_enforcement_outbound", "filter_raw_inbound", "filter_raw_outbound",
+	"m_key_violations", "p_key_violations", "q_key_violations", "guid_cap",
+	"client_reregister", "multicast_pkey_trap_suppression", "subnet_timeout", "reserved2",
+	"resp_time_value", "local_phy_errors", "overrun_errors", "max_credit_hint", "reserved3",
+	"link_round_trip_latency", "capability_mask2", "link_speed_ext_active",
+	"link_speed_ext_supported", "reserved4", "link_speed_ext_enabled",
+};
+
+static const char *const switch_info_record_names[] = {
+	"lid", "reserved", "linear_fdb_cap", "random_fdb_cap", "multicast_fdb_cap",
+	"linear_fdb_top", "default_port", "default_multicast_primary_port",
+	"default_multicast_not_primary_port", "life_time_value", "port_state_change",
+	"optimized_sl2vl_mapping_programming", "lids_per_port", "partition_enforcement_cap",
+	"inbound_enforcement_cap", "outbound_enforcement_cap", "filter_raw_inbound_cap",
+	"filter_raw_outbound_cap", "enhanced_port0", "reserved2", "multicast_fdb_top",
+};
+
+static const char *const link_record_names[] = {
+	"from_lid", "from_port", "to_port", "to_lid", "reserved",
+};
+
+static const char *const lft_record_names[] = { "lid", "block", "reserved", "lft" };
+
+static const char *const sm_info_record_names[] = {
+	"lid", "reserved", "guid", "sm_key", "act_count", "priority", "sm_state",
+};
+
+static const char *const sl2vl_record_names[] = {
+	"lid", "input_port", "output_port", "reserved", "sl2vl",
+};
+
+static const char *const vlarb_record_names[] = {
+	"lid", "output_port", "block", "reserved", "vl_arbitration_table",
+};
+
+static const char *const pkey_record_names[] = {
+	"lid", "block", "port", "reserved", "pkey_table",
+};
+
+static const char *const guid_info_record_names[] = {
+	"lid", "block", "reserved", "reserved2", "guid_info",
+};
+
+static const char *const path_record_names[] = {
+	"service_id_hi", "service_id_lo", "dgid", "sgid", "dlid", "slid", "raw_traffic",
+	"reserved", "flow_label", "hop_limit", "tclass", "reversible", "num_path", "pkey",
+	"qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
+	"packet_life_time_selector", "packet_life_time", "preference", "reserved2",
+};
+
+static const char *const mft_record_names[] = {
+	"lid", "position", "reserved", "block", "reserved2", "port_masks",
+};
+
+static const char *const mcmember_record_names[] = {
+	"mgid", "port_gid", "qkey", "mlid", "mtu_selector", "mtu", "tclass", "pkey",
+	"rate_selector", "rate", "packet_life_time_selector", "packet_life_time", "sl",
+	"flow_label", "hop_limit", "scope", "join_state", "proxy_join", "reserved",
+};
+
+#define NAMES(t) t, sizeof(t) / sizeof(t[0])
+
+static const struct {
+	uint16_t attr;
+	const char *const *names;
+	unsigned int n;
+} record_names[] = {
+	{ SA_ATTR_NODE_RECORD, NAMES(node_record_names) },
+	{ SA_ATTR_PORT_INFO_RECORD, NAMES(port_info_record_names) },
+	{ SA_ATTR_SWITCH_INFO_RECORD, NAMES(switch_info_record_names) },
+	{ SA_ATTR_LINK_RECORD, NAMES(link_record_names) },
+	{ SA_ATTR_LFT_RECORD, NAMES(lft_record_names) },
+	{ SA_ATTR_SM_INFO_RECORD, NAMES(sm_info_record_names) },
+	{ SA_ATTR_SL2VL_RECORD, NAMES(sl2vl_record_names) },
+	{ SA_ATTR_VLARB_RECORD, NAMES(vlarb_record_names) },
+	{ SA_ATTR_PKEY_RECORD, NAMES(pkey_record_names) },
+	{ SA_ATTR_GUID_INFO_RECORD, NAMES(guid_info_record_names) },
+	{ SA_ATTR_PATH_RECORD, NAMES(path_record_names) },
+	{ SA_ATTR_MFT_RECORD, NAMES(mft_record_names) },
+	{ SA_ATTR_MCMEMBER_RECORD, NAMES(mcmember_record_names) },
+};
+
 static int record_index(uint16_t attr_id)
 {
 	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
@@ -215,6 +317,22 @@ unsigned int sa_record_nfields(uint16_t attr_id)
 	int i = record_index(attr_id);
 
 	return i < 0 ? 0 : records[i].n;
+}
+
+int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name,
+			 unsigned int *bit_off, unsigned int *width)
+{
+	int i = record_index(attr_id);
+
+	if (i < 0 || field >= records[i].n)
+		return -EINVAL;
+	*bit_off = records[i].f[field].off;
+	*width = records[i].f[field].width;
+	*name = NULL;
+	for (size_t k = 0; k < sizeof(record_names) / sizeof(record_names[0]); k++)
+		if (record_names[k].attr == attr_id && record_names[k].n == records[i].n)
+			*name = record_names[k].names[field];
+	return 0;
 }
 
 static bool field_equal(const uint8_t *a, const uint8_t *b, const struct field *f)

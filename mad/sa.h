@@ -207,6 +207,12 @@ unsigned int sa_record_nfields(uint16_t attr_id);
 bool sa_record_match(uint16_t attr_id, const uint8_t *cand, const uint8_t *req, uint64_t mask);
 /* A field of a request record, for the server's indexes: 0 if out of range */
 uint64_t sa_record_field(uint16_t attr_id, const uint8_t *rec, unsigned int field);
+/*
+ * Where a field lies in its record (bits from the record's start) and its
+ * name (NULL when the table has none); -EINVAL: no such field
+ */
+int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name,
+			 unsigned int *bit_off, unsigned int *width);
 /* Set a field (of 64 bits or less) of a record: -EINVAL when there is no such field */
 int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint64_t v);
 

@@ -28,6 +28,7 @@
 #include "autoconfig.h"
 #include "mad/port.h"
 #include "smd/control.h"
+#include "smd/json.h"
 #include "smd/mcast.h"
 #include "topo/mcast.h"
 #include "smd/light.h"
@@ -50,6 +51,7 @@ struct ctl_client {
 	size_t inlen;
 	char *out;			/* the answer being sent */
 	size_t outlen, outoff, outcap;
+	bool json;			/* this request wants its answer as one JSON object */
 	bool waiting;			/* for a sweep after wait_after to end */
 	unsigned long wait_after;
 	bool eof;			/* the client sent all it will send */
@@ -224,6 +226,69 @@ static const char *sweep_outcome(const struct smd *smd, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * The answer's status, what smctl's exit status comes from: "ok" (0), or
+ * "down" (the subnet is not up, or this SM is not working) or "problems"
+ * (the routes are not right) (1).
+ */
+#define STATUS_OK	"ok"
+#define STATUS_DOWN	"down"
+#define STATUS_PROBLEMS	"problems"
+
+static const char *health(const struct smd *smd)
+{
+	const struct sweep_result *m = smd->stats.model;
+
+	switch (smd->sm_state) {
+	case SM_STANDBY:
+		return STATUS_OK;	/* the master runs the subnet */
+	case SM_NOT_ACTIVE:
+		return STATUS_DOWN;	/* disabled by another SM: nobody may be */
+	case SM_DISCOVERING:
+	case SM_MASTER:
+		break;
+	}
+	return m && m->up ? STATUS_OK : STATUS_DOWN;
+}
+
+/* One JSON object as the answer's only data line, then OK */
+static void out_json(struct ctl_client *cl, struct json *j)
+{
+	const char *t = json_text(j);
+
+	if (t)
+		out_add(cl, "%s\nOK\n", t);
+	else
+		out_error(cl, "out of memory");
+	json_free(j);
+}
+
+static void json_smps(struct json *j, const char *key, uint64_t sent, uint64_t timed_out,
+		      uint64_t unanswered)
+{
+	json_obj_begin(j, key);
+	json_u64(j, "sent", sent);
+	json_u64(j, "timed_out", timed_out);
+	json_u64(j, "unanswered", unanswered);
+	json_obj_end(j);
+}
+
+/* The problem counters of a sweep, by name */
+static void json_problem_counts(struct json *j, const struct sweep_result *r)
+{
+	json_obj_begin(j, "problem_counts");
+	json_u64(j, "duplicate_guids", r->dup_guids);
+	json_u64(j, "answers_rejected", r->rejected);
+	json_u64(j, "peers_not_answering", r->lost_peers);
+	json_u64(j, "ports_not_configured", r->unconfigured);
+	json_u64(j, "ports_not_active", r->not_active);
+	json_u64(j, "lft_errors", r->lft_errors);
+	json_u64(j, "vl_table_errors", r->table_errors);
+	json_u64(j, "unrouted_pairs", r->unrouted);
+	json_u64(j, "smps_unanswered", r->failed);
+	json_obj_end(j);
+}
+
 void control_summary(const struct smd *smd, char *buf, size_t len)
 {
 	const struct smd_stats *st = &smd->stats;
@@ -310,8 +375,177 @@ static void status_traps(struct ctl_client *cl)
 	}
 }
 
+static void status_json(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct smd_stats *st = &smd->stats;
+	const struct sweep_result *m = st->model, *l = st->last;
+	char outc[128], buf[LOG_RECORD_LEN];
+	time_t now = time(NULL);
+	struct json j;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", health(smd));
+	json_str(&j, "version", PACKAGE_VERSION);
+	json_i64(&j, "pid", (int64_t)getpid());
+	json_i64(&j, "started", (int64_t)st->started);
+	json_str(&j, "state", sm_state_name(smd->sm_state));
+	json_hex64(&j, "sm_guid", smd->port ? mad_port_attr(smd->port)->port_guid : 0);
+	json_u64(&j, "sm_priority", smd->cfg.sm_priority);
+	json_u64(&j, "sm_lid", smd->sm_lid);
+	if (smd->sm_state == SM_STANDBY) {
+		json_obj_begin(&j, "master");
+		json_hex64(&j, "guid", smd->master.guid);
+		json_u64(&j, "priority", smd->master.priority);
+		json_obj_end(&j);
+	}
+	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE) {
+		json_str(&j, "subnet", "the master's");
+	} else if (m) {
+		json_str(&j, "subnet", m->up ? "up" : "not up");
+		json_u64(&j, "nodes", m->nodes);
+		json_u64(&j, "switches", m->switches);
+		json_u64(&j, "cas", m->cas);
+		json_u64(&j, "ca_ports", m->endports - m->switches);
+		json_u64(&j, "links", m->links);
+		json_u64(&j, "lids", m->lids);
+		json_obj_begin(&j, "routing");
+		json_str(&j, "engine", m->engine);
+		json_u64(&j, "vls", m->vls);
+		json_u64(&j, "vls_budget", m->vls_budget);
+		json_obj_end(&j);
+		json_obj_begin(&j, "partitions");
+		json_u64(&j, "count", smd->parts ? smd->parts->n : 0);
+		json_str(&j, "file", smd->cfg.partition_config);
+		json_u64(&j, "switch_ports_enforcing", m->pkey_enforced);
+		json_obj_end(&j);
+		json_u64(&j, "duplicate_guids", m->dup_guids);
+		json_arr_begin(&j, "duplicates");
+		for (unsigned int i = 0; i < m->ndups; i++) {
+			char a[256], b[256];
+
+			dr_path_format(&m->dups[i].first, a, sizeof(a));
+			dr_path_format(&m->dups[i].again, b, sizeof(b));
+			json_obj_begin(&j, NULL);
+			json_str(&j, "kind", m->dups[i].port_guid ? "port" : "node");
+			json_hex64(&j, "guid", m->dups[i].guid);
+			json_str(&j, "path", a);
+			json_str(&j, "again", b);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	} else {
+		json_str(&j, "subnet", "unknown");
+	}
+	json_bool(&j, "sm_key", smd->cfg.sm_key != 0);
+	json_arr_begin(&j, "sm_foreign");
+	for (size_t i = 0; i < smd->npeers; i++) {
+		if (!smd->peers[i].foreign)
+			continue;
+		json_obj_begin(&j, NULL);
+		json_hex64(&j, "guid", smd->peers[i].guid);
+		json_u64(&j, "priority", smd->peers[i].priority);
+		json_str(&j, "state", sm_state_name(smd->peers[i].state));
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_u64(&j, "sminfo_refused", smd->sminfo_refused);
+	json_bool(&j, "sa", smd->sa_serving);
+	if (smd->mcast) {
+		const struct mcast_stats *ms = mcast_stats(smd);
+		const struct mc_db *db = mcast_db(smd);
+		struct mc_forest *fo = mcast_forest(smd);
+		size_t members = 0;
+
+		for (const struct mc_group *g = mc_db_next(db, 0); g; g = mc_db_next(db, g->mlid))
+			members += g->nmembers;
+		json_obj_begin(&j, "mcast");
+		json_u64(&j, "groups", mc_db_count(db));
+		json_u64(&j, "memberships", members);
+		json_u64(&j, "max_mlid", mc_db_max_mlid(db));
+		if (fo) {
+			json_u64(&j, "trees", mc_forest_stats(fo)->trees);
+			json_u64(&j, "tree_switches", mc_forest_stats(fo)->switches);
+			json_u64(&j, "unsafe", mc_forest_stats(fo)->unsafe);
+			json_u64(&j, "mft_blocks_pending", mc_forest_pending(fo));
+		}
+		json_u64(&j, "created", ms->created);
+		json_u64(&j, "deleted", ms->deleted);
+		json_u64(&j, "mft_blocks_read", ms->blocks_read);
+		json_u64(&j, "mft_blocks_written", ms->blocks_written);
+		json_u64(&j, "mft_blocks_failed", ms->block_errors);
+		json_obj_end(&j);
+	}
+	json_obj_begin(&j, "sweeps");
+	json_u64(&j, "heavy", smd->heavy_sweeps);
+	json_u64(&j, "light", smd->light_sweeps);
+	json_obj_end(&j);
+	if (st->light) {
+		json_obj_begin(&j, "last_light_sweep");
+		json_i64(&j, "ended", (int64_t)st->light_end);
+		json_i64(&j, "ago", (int64_t)(now - st->light_end));
+		json_u64(&j, "switches", st->light->switches);
+		json_bool(&j, "changed", light_changed(st->light));
+		json_obj_end(&j);
+	}
+	if (l) {
+		json_obj_begin(&j, "last_sweep");
+		json_i64(&j, "ended", (int64_t)st->last_end);
+		json_i64(&j, "ago", (int64_t)(now - st->last_end));
+		json_double(&j, "seconds", l->seconds);
+		json_str(&j, "result", sweep_outcome(smd, outc, sizeof(outc)));
+		json_smps(&j, "smps", l->smps, l->timeouts, l->failed);
+		if (!st->last_err)
+			json_problem_counts(&j, l);
+		json_obj_end(&j);
+	}
+	json_smps(&j, "smps", st->smps_sent, st->smps_timed_out, st->smps_lost);
+	json_u64(&j, "traps", st->traps);
+	if (smd->trapt) {
+		const struct trap_stats *ts = trap_stats(smd->trapt);
+		uint16_t lids[8];
+		unsigned int n = trap_flooders(smd->trapt, txn_now_us(), lids, 8);
+
+		json_obj_begin(&j, "trap_verdicts");
+		json_u64(&j, "swept", ts->swept);
+		json_u64(&j, "held_back", ts->deferred);
+		json_u64(&j, "reported", ts->reported);
+		json_u64(&j, "ignored", ts->ignored);
+		json_u64(&j, "unknown_lids", ts->unknown);
+		json_u64(&j, "from_flooders", ts->flooding);
+		json_obj_end(&j);
+		json_arr_begin(&j, "trap_flooders");
+		for (unsigned int i = 0; i < n && i < 8; i++) {
+			const struct fab_port *p = smd->fabric ?
+						   fabric_port_by_lid(smd->fabric, lids[i]) : NULL;
+
+			json_obj_begin(&j, NULL);
+			json_u64(&j, "lid", lids[i]);
+			json_str(&j, "node", p ? p->node->desc : "");
+			json_u64(&j, "port", p ? p->num : 0);
+			json_hex64(&j, "guid", p ? p->guid : 0);
+			json_obj_end(&j);
+		}
+		json_arr_end(&j);
+	}
+	json_str(&j, "resweep_pending", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
+		 "no");
+	json_u64(&j, "problems", st->problems.total);
+	json_arr_begin(&j, "problem_list");
+	for (unsigned int i = 0; i < st->problems.n; i++)
+		json_str(&j, NULL, printable(st->problems.msg[i], buf, sizeof(buf)));
+	json_arr_end(&j);
+	json_obj_end(&j);
+	out_json(cl, &j);
+}
+
 static void cmd_status(struct ctl_client *cl)
 {
+	if (cl->json) {
+		status_json(cl);
+		return;
+	}
 	const struct smd *smd = cl->ctl->smd;
 	const struct smd_stats *st = &smd->stats;
 	const struct sweep_result *m = st->model, *l = st->last;
@@ -414,7 +648,7 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "problem: %s\n", printable(st->problems.msg[i], buf, sizeof(buf)));
 	if (st->problems.total > st->problems.n)
 		out_add(cl, "problems_not_shown: %u\n", st->problems.total - st->problems.n);
-	out_add(cl, "OK\n");
+	out_add(cl, "status: %s\nOK\n", health(smd));
 }
 
 /*
@@ -464,6 +698,50 @@ static bool allowed(struct ctl_client *cl, const char *cmd)
 	return false;
 }
 
+static void sweep_report_json(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const struct smd_stats *st = &smd->stats;
+	const struct sweep_result *l = st->last;
+	char outc[128];
+	bool up;
+	struct json j;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	if (st->light_only && st->light) {
+		up = !smd->last_sweep_down;
+		json_str(&j, "status", up ? STATUS_OK : STATUS_DOWN);
+		json_str(&j, "kind", "light");
+		json_bool(&j, "changed", false);
+		json_u64(&j, "switches", st->light->switches);
+		json_double(&j, "seconds", st->light->seconds);
+		json_u64(&j, "sweep", smd->heavy_sweeps);
+		json_str(&j, "result", up ? "up" : "not up");
+	} else {
+		up = l && !st->last_err && !l->standby && l->up;
+		json_str(&j, "status", up ? STATUS_OK : STATUS_DOWN);
+		json_str(&j, "kind", "heavy");
+		json_u64(&j, "sweep", smd->heavy_sweeps);
+		json_str(&j, "result", sweep_outcome(smd, outc, sizeof(outc)));
+		if (l && !st->last_err && !l->standby) {
+			json_u64(&j, "nodes", l->nodes);
+			json_u64(&j, "switches", l->switches);
+			json_u64(&j, "cas", l->cas);
+			json_u64(&j, "ca_ports", l->endports - l->switches);
+			json_u64(&j, "lids", l->lids);
+			json_problem_counts(&j, l);
+		}
+		if (l) {
+			json_double(&j, "seconds", l->seconds);
+			json_smps(&j, "smps", l->smps, l->timeouts, l->failed);
+		}
+	}
+	json_u64(&j, "problems", st->problems.total);
+	json_obj_end(&j);
+	out_json(cl, &j);
+}
+
 static void sweep_report(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
@@ -471,13 +749,17 @@ static void sweep_report(struct ctl_client *cl)
 	const struct sweep_result *l = st->last;
 	char outc[128], probs[256];
 
+	if (cl->json) {
+		sweep_report_json(cl);
+		return;
+	}
 	if (st->light_only && st->light) {
 		/* Nothing changed: the subnet is as the last heavy sweep left it */
 		out_add(cl, "kind: light, no change found (%u switches asked, %.3f s)\n",
 			st->light->switches, st->light->seconds);
 		out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
 		out_add(cl, "result: %s\n", smd->last_sweep_down ? "NOT up" : "up");
-		out_add(cl, "OK\n");
+		out_add(cl, "status: %s\nOK\n", smd->last_sweep_down ? STATUS_DOWN : STATUS_OK);
 		return;
 	}
 	out_add(cl, "kind: heavy\n");
@@ -494,7 +776,8 @@ static void sweep_report(struct ctl_client *cl)
 		out_add(cl, "seconds: %.3f\nsmps: %" PRIu64 " sent, %" PRIu64 " timed out, %"
 			PRIu64 " unanswered\n", l->seconds, l->smps, l->timeouts, l->failed);
 	out_add(cl, "problems: %u\n", st->problems.total);
-	out_add(cl, "OK\n");
+	out_add(cl, "status: %s\nOK\n",
+		l && !st->last_err && !l->standby && l->up ? STATUS_OK : STATUS_DOWN);
 }
 
 static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
@@ -549,6 +832,40 @@ static void cmd_check_routes(struct ctl_client *cl)
 	k = &m->chk;
 	routed = k->pairs - k->disconnected - k->unreachable - k->loops;
 	ok = !k->unreachable && !k->loops && !k->bad_vl && k->acyclic;
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", ok ? STATUS_OK : STATUS_PROBLEMS);
+		json_u64(&j, "sweep", smd->stats.model_sweep);
+		json_i64(&j, "ended", (int64_t)smd->stats.model_end);
+		json_str(&j, "engine", m->engine);
+		json_u64(&j, "vls", m->vls);
+		json_u64(&j, "vls_budget", m->vls_budget);
+		json_u64(&j, "pairs", k->pairs);
+		json_u64(&j, "routed", routed);
+		json_u64(&j, "unreachable", k->unreachable);
+		json_u64(&j, "disconnected", k->disconnected);
+		json_u64(&j, "loops", k->loops);
+		json_u64(&j, "bad_vl", k->bad_vl);
+		json_bool(&j, "deadlock_free", k->acyclic);
+		json_u64(&j, "dependencies", k->dependencies);
+		if (!k->acyclic) {
+			json_obj_begin(&j, "cycle");
+			json_u64(&j, "channels", k->cycle_len);
+			json_hex64(&j, "switch", k->cycle_guid);
+			json_u64(&j, "port", k->cycle_port);
+			json_u64(&j, "vl", k->cycle_vl);
+			json_obj_end(&j);
+		}
+		json_u64(&j, "max_link_routes", k->max_link_routes);
+		json_double(&j, "mean_link_routes", k->mean_link_routes);
+		json_u64(&j, "max_hops", k->max_hops);
+		json_obj_end(&j);
+		out_json(cl, &j);
+		return;
+	}
 	out_add(cl, "sweep: %" PRIu64 ", ended %s\n", smd->stats.model_sweep,
 		fmt_when(smd->stats.model_end, when, sizeof(when)));
 	out_add(cl, "engine: %s\n", m->engine);
@@ -571,7 +888,7 @@ static void cmd_check_routes(struct ctl_client *cl)
 		k->mean_link_routes);
 	out_add(cl, "max_hops: %u\n", k->max_hops);
 	out_add(cl, "verdict: %s\n", ok ? "OK" : "PROBLEMS");
-	out_add(cl, "OK\n");
+	out_add(cl, "status: %s\nOK\n", ok ? STATUS_OK : STATUS_PROBLEMS);
 }
 
 static void __attribute__((format(printf, 2, 3))) emit_line(void *ctx, const char *fmt, ...)
@@ -598,13 +915,27 @@ static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 		out_error(cl, "no partitions loaded");
 		return;
 	}
-	r = partitions_show(smd, argc == 2 ? argv[1] : NULL, emit_line, cl);
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", health(smd));
+		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, NULL, NULL, &j);
+		json_obj_end(&j);
+		if (r < 0)
+			json_free(&j);
+		else
+			out_json(cl, &j);
+	} else {
+		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, emit_line, cl, NULL);
+		if (!r)
+			out_add(cl, "status: %s\nOK\n", health(smd));
+	}
 	if (r == -ENOENT)
 		out_error(cl, "no partition '%s'", printable(argv[1], buf, sizeof(buf)));
 	else if (r < 0)
 		out_error(cl, "partitions: %s", strerror(-r));
-	else
-		out_add(cl, "OK\n");
 }
 
 static void cmd_help(struct ctl_client *cl)
@@ -616,6 +947,8 @@ static void cmd_help(struct ctl_client *cl)
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
 		"command: help: this list\n"
+		"option: --json: the answer as one JSON object, its first member \"status\"\n"
+		"status: ok\n"
 		"OK\n");
 }
 
@@ -638,7 +971,18 @@ static void cmd_sm_enable(struct ctl_client *cl)
 		out_error(cl, "sm-enable: %s", strerror(-r));
 		return;
 	}
-	out_add(cl, "state: %s\nOK\n", sm_state_name(c->smd->sm_state));
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", STATUS_OK);
+		json_str(&j, "state", sm_state_name(c->smd->sm_state));
+		json_obj_end(&j);
+		out_json(cl, &j);
+		return;
+	}
+	out_add(cl, "state: %s\nstatus: %s\nOK\n", sm_state_name(c->smd->sm_state), STATUS_OK);
 }
 
 #define ARGS_MAX 8
@@ -666,6 +1010,15 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		}
 		argv[argc++] = tok;
 	}
+	/* --json anywhere after the command: this answer as one JSON object */
+	cl->json = false;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json")) {
+			cl->json = true;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(argv[0]));
+			argc--;
+			i--;
+		}
 	if (!argc)
 		out_error(cl, "empty request (try help)");
 	else if (!strcmp(argv[0], "status") && argc == 1)
@@ -855,7 +1208,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		if (cfd < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR &&
 			    errno != ECONNABORTED)
-				log_warn("control: accept failed: %s", strerror(errno));
+				log_warn_errno(errno, "control: accept failed");
 			return 0;
 		}
 		if (c->nclients >= CONTROL_CLIENTS_MAX) {

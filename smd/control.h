@@ -6,9 +6,12 @@
  * Protocol (smctl(8) documents it): a request is one line of text, a
  * command and its arguments separated by blanks, at most CONTROL_LINE_MAX
  * bytes with the newline. The answer is zero or more data lines, each
- * "key: value" or indented, then one line that is either "OK" or
- * "ERROR: reason". A connection may carry several requests, one after the
- * other. Commands: status, resweep [--heavy], check-routes, sm-enable, help.
+ * "key: value" or indented, the last "status: ok|down|problems" (what
+ * smctl's exit status comes from), then one line that is either "OK" or
+ * "ERROR: reason". With --json among the arguments the data is one line,
+ * a JSON object whose first member is "status". A connection may carry
+ * several requests, one after the other. Commands: status, resweep
+ * [--heavy], check-routes, sm-enable, help.
  *
  * Who may do what (SO_PEERCRED): the read-only commands (status,
  * check-routes, help) answer anyone who can connect; the ones that change

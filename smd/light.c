@@ -44,8 +44,8 @@ static void clear_cb(void *arg, int status, const struct smp *req, const struct 
 	if (status == 0)
 		c->n->psc_cleared = true;
 	else
-		log_debug("light sweep: clearing PortStateChange on %s failed: %s",
-			  name(c->n), strerror(-status));
+		log_debug_errno(status, "light sweep: clearing PortStateChange on %s failed",
+				name(c->n));
 	free(c);
 }
 

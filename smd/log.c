@@ -80,17 +80,20 @@ const char *log_level_name(int level)
 	return "info";
 }
 
-void log_msg(int level, const char *fmt, ...)
+/* err: 0, or an errno value (either sign) whose text ends the message */
+static void log_vmsg(int level, int err, const char *fmt, va_list ap)
 {
 	char buf[1024];
-	va_list ap;
 
 	/* Problems are recorded even when log_level hides them */
 	if (level > log_level && !(log_rec && level <= LOG_LVL_WARNING))
 		return;
-	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
+	if (err) {
+		size_t len = strlen(buf);
+
+		snprintf(buf + len, sizeof(buf) - len, ": %s", strerror(err < 0 ? -err : err));
+	}
 	if (log_rec && level <= LOG_LVL_WARNING) {
 		if (log_rec->n < LOG_RECORD_MAX) {
 			char *m = log_rec->msg[log_rec->n++];
@@ -118,4 +121,23 @@ void log_msg(int level, const char *fmt, ...)
 			level == LOG_LVL_NOTICE ? "notice" :
 			level == LOG_LVL_INFO ? "info" : "debug", buf);
 	}
+}
+
+void log_msg(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, 0, fmt, ap);
+	va_end(ap);
+}
+
+int log_msg_errno(int level, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_vmsg(level, err, fmt, ap);
+	va_end(ap);
+	return err < 0 ? err : -err;
 }

@@ -160,7 +160,7 @@ static int open_store(struct smd *smd)
 
 	r = ensure_db_dir(smd->cfg.db);
 	if (r < 0)
-		log_warn("cannot create the directory of %s: %s", smd->cfg.db, strerror(-r));
+		log_warn_errno(r, "cannot create the directory of %s", smd->cfg.db);
 	r = store_open(smd->cfg.db, 0, &smd->store);
 	if (r == -EBADMSG) {
 		/*
@@ -397,7 +397,7 @@ static int do_sweep(struct loop *lp)
 	log_record(&st->problems);
 	r = sweep_run(smd, &res);
 	if (r < 0)
-		log_error("sweep failed: %s", strerror(-r));
+		log_error_errno(r, "sweep failed");
 	log_record(NULL);
 	smd->last_sweep_down = r < 0 || (!res.standby && !res.up);
 	st->light_only = false;
@@ -758,19 +758,19 @@ static int run_daemon(struct smd *smd)
 			r = sd_event_source_set_priority(lp.poll_timer, SD_EVENT_PRIORITY_IDLE);
 	}
 	if (r < 0) {
-		log_error("cannot watch the MAD port: %s", strerror(-r));
+		log_error_errno(r, "cannot watch the MAD port");
 		goto out;
 	}
 	r = sd_event_add_time(lp.ev, &lp.sweep_timer, CLOCK_MONOTONIC, 0, 1000, on_sweep_timer, &lp);
 	if (r < 0) {
-		log_error("cannot create the sweep timer: %s", strerror(-r));
+		log_error_errno(r, "cannot create the sweep timer");
 		goto out;
 	}
 	r = sd_event_add_time(lp.ev, &lp.sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, &lp);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(lp.sm_timer, SD_EVENT_OFF);
 	if (r < 0) {
-		log_error("cannot create the SM poll timer: %s", strerror(-r));
+		log_error_errno(r, "cannot create the SM poll timer");
 		goto out;
 	}
 	if (smd->cfg.ready_timeout) {
@@ -778,7 +778,7 @@ static int run_daemon(struct smd *smd)
 					       (uint64_t)smd->cfg.ready_timeout * 1000000u, 1000,
 					       on_ready_timer, &lp);
 		if (r < 0) {
-			log_error("cannot create the readiness timer: %s", strerror(-r));
+			log_error_errno(r, "cannot create the readiness timer");
 			goto out;
 		}
 	}
@@ -786,7 +786,7 @@ static int run_daemon(struct smd *smd)
 	notify_status(&lp);
 	r = sd_event_loop(lp.ev);
 	if (r < 0)
-		log_error("event loop failed: %s", strerror(-r));
+		log_error_errno(r, "event loop failed");
 out:
 	smd->control = control_close(smd->control);
 	sd_event_source_unref(lp.sweep_timer);
@@ -965,13 +965,13 @@ int main(int argc, char **argv)
 	tc.retries = smd.cfg.smp_retries;
 	r = txn_new(&txn_port_ops, smd.port, &tc, &smd.txn);
 	if (r < 0) {
-		log_error("cannot set up transactions: %s", strerror(-r));
+		log_error_errno(r, "cannot set up transactions");
 		goto out;
 	}
 	txn_set_unsolicited(smd.txn, on_unsolicited, &smd);
 	r = trap_table_new(&smd.trapt);
 	if (r < 0) {
-		log_error("cannot set up trap handling: %s", strerror(-r));
+		log_error_errno(r, "cannot set up trap handling");
 		goto out;
 	}
 	smd.sa_env = (struct sa_env){
@@ -983,13 +983,13 @@ int main(int argc, char **argv)
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {
-		log_error("cannot set up the SA: %s", strerror(-r));
+		log_error_errno(r, "cannot set up the SA");
 		goto out;
 	}
 	open_store(&smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
-		log_error("cannot set up multicast: %s", strerror(-r));
+		log_error_errno(r, "cannot set up multicast");
 		goto out;
 	}
 
@@ -1001,7 +1001,7 @@ int main(int argc, char **argv)
 
 		r = sweep_run(&smd, &res);
 		if (r < 0) {
-			log_error("sweep failed: %s", strerror(-r));
+			log_error_errno(r, "sweep failed");
 			goto out;
 		}
 		print_summary(&res);

@@ -584,5 +584,5 @@ void mcast_run(struct smd *smd)
 	if (e == 0)
 		e = pump(smd, m->fo, m->gen);
 	if (e < 0)
-		log_error("multicast: updating the forwarding tables failed: %s", strerror(-e));
+		log_error_errno(e, "multicast: updating the forwarding tables failed");
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <arpa/inet.h>
 
+#include "smd/json.h"
 #include "smd/log.h"
 #include "smd/mcast.h"
 #include "smd/partition.h"
@@ -244,8 +245,10 @@ static uint32_t *pkey_map(const struct part_conf *c)
 
 #define SHOW_MEMBERS_MAX	10000
 
-static void show_members(const struct smd *smd, const struct partition *p,
-			 void (*emit)(void *ctx, const char *fmt, ...), void *ctx)
+/* The members of p, one line each, or one object each into j's open array: how many not shown */
+static size_t show_members(const struct smd *smd, const struct partition *p,
+			   void (*emit)(void *ctx, const char *fmt, ...), void *ctx,
+			   struct json *j)
 {
 	const struct fabric *f = smd->fabric;
 	size_t shown = 0, more = 0;
@@ -270,18 +273,54 @@ static void show_members(const struct smd *smd, const struct partition *p,
 				continue;
 			}
 			shown++;
+			if (j) {
+				json_obj_begin(j, NULL);
+				json_hex64(j, "guid", q->guid);
+				json_u64(j, "lid", q->lid);
+				json_str(j, "membership", key & PKEY_FULL ? "full" : "limited");
+				json_str(j, "node", n->desc_valid ? n->desc : "");
+				json_u64(j, "port", q->num);
+				json_obj_end(j);
+				continue;
+			}
 			emit(ctx, "port: 0x%016" PRIx64 " LID %u %s \"%s\" port %u\n", q->guid,
 			     q->lid, key & PKEY_FULL ? "full" : "limited",
 			     n->desc_valid ? n->desc : "", q->num);
 		}
 	}
-	if (more)
+	if (more && !j)
 		emit(ctx, "more: %zu ports not shown (smctl dump --format json lists them)\n",
 		     more);
+	return more;
+}
+
+/* One partition as a JSON object (smctl partitions --json) */
+static void part_json(struct json *j, const struct partition *p, unsigned int full,
+		      unsigned int lim)
+{
+	json_obj_begin(j, NULL);
+	json_strf(j, "pkey", "0x%04x", p->pkey);
+	json_str(j, "name", p->name);
+	json_u64(j, "ports", full + lim);
+	json_u64(j, "full", full);
+	json_u64(j, "limited", lim);
+	if (p->ipoib) {
+		json_obj_begin(j, "ipoib");
+		json_u64(j, "mtu", mtu_to_bytes(p->bc.mtu));
+		json_str(j, "rate_gbps", part_rate_text(p->bc.rate));
+		json_u64(j, "sl", p->bc.sl);
+		json_strf(j, "qkey", "0x%x", p->bc.qkey ? p->bc.qkey : 0x0b1b);
+		json_obj_end(j);
+	} else {
+		json_null(j, "ipoib");
+	}
+	json_u64(j, "multicast_groups", p->ngroups);
+	json_bool(j, "indx0", p->indx0);
+	json_obj_end(j);
 }
 
 int partitions_show(const struct smd *smd, const char *which,
-		    void (*emit)(void *ctx, const char *fmt, ...), void *ctx)
+		    void (*emit)(void *ctx, const char *fmt, ...), void *ctx, struct json *j)
 {
 	const struct part_conf *c = smd->parts;
 	const struct fabric *f = smd->fabric;
@@ -301,10 +340,15 @@ int partitions_show(const struct smd *smd, const char *which,
 		if (!one)
 			return -ENOENT;
 	}
-	emit(ctx, "file: %s\n", smd->cfg.partition_config[0] ? smd->cfg.partition_config :
-	     "(none: every port a full member of Default)");
-	if (!f)
-		emit(ctx, "ports: no sweep yet\n");
+	if (j) {
+		json_str(j, "file", smd->cfg.partition_config);
+		json_bool(j, "swept", f != NULL);
+	} else {
+		emit(ctx, "file: %s\n", smd->cfg.partition_config[0] ?
+		     smd->cfg.partition_config : "(none: every port a full member of Default)");
+		if (!f)
+			emit(ctx, "ports: no sweep yet\n");
+	}
 	map = pkey_map(c);
 	full = calloc(c->n ? c->n : 1, sizeof(*full));
 	lim = calloc(c->n ? c->n : 1, sizeof(*lim));
@@ -326,23 +370,29 @@ int partitions_show(const struct smd *smd, const char *which,
 			if (!fabric_is_endport(q) || !q->lid)
 				continue;
 			k = fabric_port_pkeys(q, &nk);
-			for (unsigned int j = 0; j < nk; j++) {
-				uint32_t x = map[PKEY_BASE(k[j])];
+			for (unsigned int e = 0; e < nk; e++) {
+				uint32_t x = map[PKEY_BASE(k[e])];
 
 				if (x == UINT32_MAX)
 					continue;
-				if (k[j] & PKEY_FULL)
+				if (k[e] & PKEY_FULL)
 					full[x]++;
 				else
 					lim[x]++;
 			}
 		}
 	}
+	if (j)
+		json_arr_begin(j, "partitions");
 	for (size_t i = 0; i < c->n; i++) {
 		const struct partition *p = &c->parts[i];
 
 		if (one && p != one)
 			continue;
+		if (j) {
+			part_json(j, p, full[i], lim[i]);
+			continue;
+		}
 		emit(ctx, "partition: 0x%04x \"%s\" %u ports (%u full, %u limited)", p->pkey,
 		     p->name, full[i] + lim[i], full[i], lim[i]);
 		if (p->ipoib)
@@ -353,10 +403,20 @@ int partitions_show(const struct smd *smd, const char *which,
 			emit(ctx, ", %zu multicast groups", p->ngroups);
 		emit(ctx, "%s\n", p->indx0 ? ", indx0" : "");
 	}
+	if (j)
+		json_arr_end(j);
 	free(map);
 	free(full);
 	free(lim);
-	if (one)
-		show_members(smd, one, emit, ctx);
+	if (one && j) {
+		size_t more;
+
+		json_arr_begin(j, "members");
+		more = show_members(smd, one, emit, ctx, j);
+		json_arr_end(j);
+		json_u64(j, "members_not_shown", more);
+	} else if (one) {
+		show_members(smd, one, emit, ctx, NULL);
+	}
 	return 0;
 }

@@ -32,11 +32,15 @@ void partitions_print(const struct part_conf *c, FILE *out, const char *prefix);
  * the next sweep and their multicast groups exist. 0 or -errno.
  */
 int partitions_reload(struct smd *smd, const char *why);
+struct json;
+
 /*
  * smctl partitions: one line per partition with its ports, or with which
- * (a P_Key or a name) the members of that one. emit prints one line.
+ * (a P_Key or a name) the members of that one. emit prints one line; with
+ * j, the same goes into j's open object as members ("file", "partitions",
+ * "members") instead. 0, -ENOENT (no such partition) or -ENOMEM.
  */
 int partitions_show(const struct smd *smd, const char *which,
-		    void (*emit)(void *ctx, const char *fmt, ...), void *ctx);
+		    void (*emit)(void *ctx, const char *fmt, ...), void *ctx, struct json *j);
 
 #endif

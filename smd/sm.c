@@ -485,5 +485,5 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 	r = mad_port_send(smd->port, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf,
 			  dr ? LID_PERMISSIVE : from->slid, dr ? 0 : from->qpn, 0);
 	if (r < 0)
-		log_debug("SMInfo answer to LID %u failed: %s", from->slid, strerror(-r));
+		log_debug_errno(r, "SMInfo answer to LID %u failed", from->slid);
 }

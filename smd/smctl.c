@@ -37,7 +37,9 @@ static const struct smctl_cmd commands[] = {
 
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: smctl [--db FILE] [--socket PATH] COMMAND [ARGS]\nCommands:\n");
+	fprintf(out, "Usage: smctl [--json] [--db FILE] [--socket PATH] COMMAND [ARGS]\n"
+		"  --json: status, resweep, check-routes, sm-enable, lids, history and sa answer\n"
+		"          with one JSON object whose first member is \"status\"\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].synopsis);
 }
@@ -46,15 +48,17 @@ int smctl_parse_db_opt(struct smctl_ctx *ctx, int argc, char **argv, const char 
 {
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': ctx->db = optarg; break;
+		case 'j': ctx->json = true; break;
 		case 'h': printf("Usage: smctl %s %s\n", argv[0], use); return 1;
 		default: fprintf(stderr, "Usage: smctl %s %s\n", argv[0], use); return -1;
 		}
@@ -87,6 +91,9 @@ int main(int argc, char **argv)
 			i += 2;
 		} else if (!strncmp(argv[i], "--socket=", 9)) {
 			ctx.socket = argv[i] + 9;
+			i++;
+		} else if (!strcmp(argv[i], "-j") || !strcmp(argv[i], "--json")) {
+			ctx.json = true;
 			i++;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			usage(stdout);

@@ -14,6 +14,7 @@ struct smctl_ctx {
 	const char *db;		/* --db, or the default database */
 	bool db_given;		/* --db before the command */
 	const char *socket;	/* --socket, or smd's default control socket */
+	bool json;		/* -j/--json: one JSON object on stdout, "status" first */
 };
 
 struct smctl_cmd {

@@ -4,6 +4,7 @@
  * (protocol in smd/control.h): status, resweep, check-routes, sm-enable.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
@@ -15,9 +16,23 @@
 #include <unistd.h>
 
 #include "smd/control.h"
+#include "smd/json.h"
 #include "smd/smctl.h"
 
 #define ANSWER_MAX	(4u << 20)
+
+/* The last failure said on stderr, for the JSON answer's "error" */
+static char last_error[512];
+
+static void __attribute__((format(printf, 1, 2))) fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "smctl: %s\n", last_error);
+}
 
 static long long now_ms(void)
 {
@@ -33,13 +48,13 @@ static int connect_smd(const char *path)
 	int fd, e;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "smctl: %s: socket path too long\n", path);
+		fail("%s: socket path too long", path);
 		return -1;
 	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
-		fprintf(stderr, "smctl: socket: %s\n", strerror(errno));
+		fail("socket: %s", strerror(errno));
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
@@ -47,17 +62,17 @@ static int connect_smd(const char *path)
 	e = errno;
 	close(fd);
 	if (e == ENOENT)
-		fprintf(stderr, "smctl: smd is not running: no control socket %s "
-			"(start smd, or give its socket with --socket PATH)\n", path);
+		fail("smd is not running: no control socket %s "
+			"(start smd, or give its socket with --socket PATH)", path);
 	else if (e == ECONNREFUSED)
-		fprintf(stderr, "smctl: smd is not running: nobody answers on %s\n", path);
+		fail("smd is not running: nobody answers on %s", path);
 	else if (e == EACCES || e == EPERM)
-		fprintf(stderr, "smctl: %s: %s (the control socket is for root and "
-			"control_group)\n", path, strerror(e));
+		fail("%s: %s (the control socket is for root and "
+			"control_group)", path, strerror(e));
 	else if (e == EAGAIN)
-		fprintf(stderr, "smctl: smd on %s is busy, try again\n", path);
+		fail("smd on %s is busy, try again", path);
 	else
-		fprintf(stderr, "smctl: cannot connect to smd on %s: %s\n", path, strerror(e));
+		fail("cannot connect to smd on %s: %s", path, strerror(e));
 	return -1;
 }
 
@@ -79,7 +94,7 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 		return -1;
 	buf = malloc(cap);
 	if (!buf) {
-		fprintf(stderr, "smctl: out of memory\n");
+		fail("out of memory");
 		goto out;
 	}
 	for (;;) {
@@ -89,12 +104,12 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 		ssize_t n;
 
 		if (left <= 0) {
-			fprintf(stderr, "smctl: no answer from smd within %d s\n", timeout_s);
+			fail("no answer from smd within %d s", timeout_s);
 			goto out;
 		}
 		n = poll(&pfd, 1, left > 1000 ? 1000 : (int)left);
 		if (n < 0 && errno != EINTR) {
-			fprintf(stderr, "smctl: poll: %s\n", strerror(errno));
+			fail("poll: %s", strerror(errno));
 			goto out;
 		}
 		if (n <= 0)
@@ -102,7 +117,7 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 		if (off < reqlen) {
 			n = send(fd, req + off, reqlen - off, MSG_NOSIGNAL);
 			if (n < 0 && errno != EAGAIN && errno != EINTR) {
-				fprintf(stderr, "smctl: sending to smd: %s\n", strerror(errno));
+				fail("sending to smd: %s", strerror(errno));
 				goto out;
 			}
 			if (n > 0)
@@ -113,12 +128,12 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 			char *p;
 
 			if (cap >= ANSWER_MAX) {
-				fprintf(stderr, "smctl: the answer is too long\n");
+				fail("the answer is too long");
 				goto out;
 			}
 			p = realloc(buf, cap * 2);
 			if (!p) {
-				fprintf(stderr, "smctl: out of memory\n");
+				fail("out of memory");
 				goto out;
 			}
 			buf = p;
@@ -128,11 +143,11 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EINTR)
 				continue;
-			fprintf(stderr, "smctl: reading from smd: %s\n", strerror(errno));
+			fail("reading from smd: %s", strerror(errno));
 			goto out;
 		}
 		if (n == 0) {
-			fprintf(stderr, "smctl: smd closed the connection before it answered\n");
+			fail("smd closed the connection before it answered");
 			goto out;
 		}
 		len += (size_t)n;
@@ -151,7 +166,7 @@ static int request(const char *path, const char *req, int timeout_s, char **out)
 			goto out;
 		}
 		if (!strncmp(line, "ERROR: ", 7)) {
-			fprintf(stderr, "smctl: smd: %s\n", line + 7);
+			fail("smd: %s", line + 7);
 			r = 1;
 			goto out;
 		}
@@ -171,6 +186,7 @@ static int parse_opts(struct smctl_ctx *ctx, int argc, char **argv, const char *
 		{ "socket", required_argument, NULL, 's' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "heavy", no_argument, NULL, 'H' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -179,8 +195,11 @@ static int parse_opts(struct smctl_ctx *ctx, int argc, char **argv, const char *
 	int c;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "s:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:jh", opts, NULL)) != -1) {
 		switch (c) {
+		case 'j':
+			ctx->json = true;
+			break;
 		case 's':
 			ctx->socket = optarg;
 			break;
@@ -216,21 +235,62 @@ usage:
 	return -1;
 }
 
-/* Is there a line "key: value..." in the answer? */
-static bool has_line(const char *answer, const char *line)
+/*
+ * The answer's status ("ok", "down", "problems"): the line "status: X" of a
+ * text answer, the first member of a JSON one. Its exit status: 0 for ok.
+ */
+static int answer_exit(const char *answer, bool json)
 {
-	size_t n = strlen(line);
+	static const char jkey[] = "{\"status\":\"ok\"", tline[] = "status: ok";
 
+	if (json)
+		return strncmp(answer, jkey, sizeof(jkey) - 1) ? 1 : 0;
 	for (const char *p = answer; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
-		if (!strncmp(p, line, n) && (p[n] == '\n' || p[n] == 0))
-			return true;
-	return false;
+		if (!strncmp(p, tline, sizeof(tline) - 1) &&
+		    (p[sizeof(tline) - 1] == '\n' || !p[sizeof(tline) - 1]))
+			return 0;
+	return 1;
+}
+
+/* The JSON answer when smd could not be asked or said ERROR */
+static void json_error(void)
+{
+	struct json j;
+	const char *t;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "error");
+	json_str(&j, "error", last_error);
+	json_obj_end(&j);
+	t = json_text(&j);
+	if (t)
+		printf("%s\n", t);
+	json_free(&j);
+}
+
+/* Ask smd (cmd without its newline), print the answer, return the exit status */
+static int ask(struct smctl_ctx *ctx, const char *cmd, int timeout_s)
+{
+	char req[128], *answer;
+	int r;
+
+	snprintf(req, sizeof(req), "%s%s\n", cmd, ctx->json ? " --json" : "");
+	r = request(ctx->socket, req, timeout_s, &answer);
+	if (r) {
+		if (ctx->json)
+			json_error();
+		return 1;
+	}
+	fputs(answer, stdout);
+	r = answer_exit(answer, ctx->json);
+	free(answer);
+	return r;
 }
 
 int smctl_status(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	int timeout_s = 30, r;
-	char *answer;
 
 	/* With a database named, the last sweep it holds: no daemon needed */
 	if (ctx->db_given)
@@ -239,75 +299,52 @@ int smctl_status(struct smctl_ctx *ctx, int argc, char **argv)
 		if (!strcmp(argv[i], "--db") || !strcmp(argv[i], "-d") ||
 		    !strncmp(argv[i], "--db=", 5))
 			return smctl_status_db(ctx, argc, argv);
-	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S] | --db FILE", NULL,
-		       &timeout_s);
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S] | --db FILE",
+		       NULL, &timeout_s);
 	if (r)
 		return r < 0 ? 2 : 0;
-	r = request(ctx->socket, "status\n", timeout_s, &answer);
-	if (r)
-		return 1;
-	fputs(answer, stdout);
-	free(answer);
-	return 0;
+	return ask(ctx, "status", timeout_s);
 }
 
 int smctl_resweep(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	int timeout_s = 600, r;
 	bool heavy = false;
-	char *answer;
 
-	r = parse_opts(ctx, argc, argv, "[--heavy] [--socket PATH] [--timeout S]", &heavy,
-		       &timeout_s);
+	r = parse_opts(ctx, argc, argv, "[--heavy] [--json] [--socket PATH] [--timeout S]",
+		       &heavy, &timeout_s);
 	if (r)
 		return r < 0 ? 2 : 0;
-	r = request(ctx->socket, heavy ? "resweep --heavy\n" : "resweep\n", timeout_s, &answer);
-	if (r)
-		return 1;
-	fputs(answer, stdout);
-	r = has_line(answer, "result: up") ? 0 : 1;
-	free(answer);
-	return r;
+	return ask(ctx, heavy ? "resweep --heavy" : "resweep", timeout_s);
 }
 
 int smctl_sm_enable(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	int timeout_s = 30, r;
-	char *answer;
 
-	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S]", NULL, &timeout_s);
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S]", NULL,
+		       &timeout_s);
 	if (r)
 		return r < 0 ? 2 : 0;
-	r = request(ctx->socket, "sm-enable\n", timeout_s, &answer);
-	if (r)
-		return 1;
-	fputs(answer, stdout);
-	free(answer);
-	return 0;
+	return ask(ctx, "sm-enable", timeout_s);
 }
 
 int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	int timeout_s = 30, r;
-	char *answer;
 
-	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S]", NULL, &timeout_s);
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S]", NULL,
+		       &timeout_s);
 	if (r)
 		return r < 0 ? 2 : 0;
-	r = request(ctx->socket, "check-routes\n", timeout_s, &answer);
-	if (r)
-		return 1;
-	fputs(answer, stdout);
-	r = has_line(answer, "verdict: OK") ? 0 : 1;
-	free(answer);
-	return r;
+	return ask(ctx, "check-routes", timeout_s);
 }
 
 int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	const char *which = NULL;
 	int timeout_s = 30, r;
-	char req[128], *answer;
+	char cmd[96];
 
 	/* One P_Key or name may follow the options */
 	if (argc >= 2 && argv[argc - 1][0] != '-' &&
@@ -316,19 +353,14 @@ int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv)
 		which = argv[argc - 1];
 		argc--;
 	}
-	r = parse_opts(ctx, argc, argv, "[--socket PATH] [--timeout S] [P_KEY|NAME]", NULL,
-		       &timeout_s);
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S] [P_KEY|NAME]",
+		       NULL, &timeout_s);
 	if (r)
 		return r < 0 ? 2 : 0;
 	if (which && (strlen(which) > 64 || strpbrk(which, " \t\r\n"))) {
 		fprintf(stderr, "smctl partitions: bad partition '%s'\n", which);
 		return 2;
 	}
-	snprintf(req, sizeof(req), "partitions%s%s\n", which ? " " : "", which ? which : "");
-	r = request(ctx->socket, req, timeout_s, &answer);
-	if (r)
-		return 1;
-	fputs(answer, stdout);
-	free(answer);
-	return 0;
+	snprintf(cmd, sizeof(cmd), "partitions%s%s", which ? " " : "", which ? which : "");
+	return ask(ctx, cmd, timeout_s);
 }

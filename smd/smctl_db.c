@@ -11,6 +11,7 @@
 
 #include "db/dump.h"
 #include "db/store.h"
+#include "smd/json.h"
 #include "smd/smctl.h"
 
 static int open_db(struct smctl_ctx *ctx, int readonly, struct store **s)
@@ -62,6 +63,34 @@ static int parse_count(const char *cmd, const char *v, unsigned int *out)
 	return 0;
 }
 
+/* Print the JSON answer (and free it); 0, or 1 when it could not be built */
+static int json_print(struct json *j)
+{
+	const char *t = json_text(j);
+
+	if (t)
+		printf("%s\n", t);
+	else
+		fprintf(stderr, "smctl: out of memory\n");
+	json_free(j);
+	return t ? 0 : 1;
+}
+
+/* With --json, a failure is a JSON answer too (and a message on stderr) */
+static void json_fail(const struct smctl_ctx *ctx, const char *why)
+{
+	struct json j;
+
+	if (!ctx->json)
+		return;
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "error");
+	json_str(&j, "error", why);
+	json_obj_end(&j);
+	json_print(&j);
+}
+
 int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	struct store *s = NULL;
@@ -78,8 +107,37 @@ int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv)
 	if (r < 0) {
 		fprintf(stderr, "smctl: %s\n", r == -ENOENT ? "no sweep recorded yet" :
 			store_errmsg(s));
+		json_fail(ctx, r == -ENOENT ? "no sweep recorded yet" : store_errmsg(s));
 		store_close(s);
 		return 1;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", sw.up && !sw.err ? "ok" : "down");
+		json_i64(&j, "sweep", sw.id);
+		json_i64(&j, "started", sw.started);
+		json_double(&j, "seconds", sw.seconds);
+		json_str(&j, "subnet", sw.err ? "sweep failed" : sw.up ? "up" : "not up");
+		if (sw.err)
+			json_str(&j, "error", sw.error);
+		json_u64(&j, "nodes", sw.nodes);
+		json_u64(&j, "switches", sw.switches);
+		json_u64(&j, "cas", sw.cas);
+		json_u64(&j, "ports", sw.ports);
+		json_u64(&j, "links", sw.links);
+		json_u64(&j, "lids", sw.lids);
+		json_u64(&j, "events", sw.events);
+		json_obj_begin(&j, "smps");
+		json_u64(&j, "sent", sw.smps_sent);
+		json_u64(&j, "timed_out", sw.smps_timed_out);
+		json_u64(&j, "retried", sw.smps_retried);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		store_close(s);
+		return json_print(&j) ? 1 : sw.up && !sw.err ? 0 : 1;
 	}
 	printf("last sweep:  %s, %.2f s\n", fmt_time(sw.started, when, sizeof(when)), sw.seconds);
 	if (sw.err)
@@ -95,6 +153,22 @@ int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv)
 	       sw.smps_sent, sw.smps_timed_out, sw.smps_retried);
 	store_close(s);
 	return sw.up && !sw.err ? 0 : 1;
+}
+
+static int json_lid(void *ctx, const struct store_lid *l)
+{
+	struct json *j = ctx;
+
+	json_obj_begin(j, NULL);
+	json_u64(j, "lid", l->lid);
+	json_hex64(j, "port_guid", l->guid);
+	json_hex64(j, "node_guid", l->node_guid);
+	json_u64(j, "lmc", l->lmc);
+	json_bool(j, "present", l->present);
+	json_i64(j, "last_seen", (int64_t)l->last_seen);
+	json_str(j, "node_description", l->desc);
+	json_obj_end(j);
+	return 0;
 }
 
 static int print_lid(void *ctx, const struct store_lid *l)
@@ -131,20 +205,22 @@ int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "db", required_argument, NULL, 'd' },
 		{ "forget", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char use[] = "[--db FILE] [--forget PORT_GUID]";
+	static const char use[] = "[--db FILE] [--json] [--forget PORT_GUID]";
 	const char *forget = NULL;
 	struct store *s = NULL;
 	uint64_t guid = 0;
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:f:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:f:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': ctx->db = optarg; break;
 		case 'f': forget = optarg; break;
+		case 'j': ctx->json = true; break;
 		case 'h': printf("Usage: smctl lids %s\n", use); return 0;
 		default: fprintf(stderr, "Usage: smctl lids %s\n", use); return 2;
 		}
@@ -170,8 +246,28 @@ int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv)
 		store_close(s);
 		return r < 0 ? 1 : 0;
 	}
-	if (open_db(ctx, 1, &s) < 0)
+	if (open_db(ctx, 1, &s) < 0) {
+		json_fail(ctx, "cannot open the database");
 		return 1;
+	}
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", "ok");
+		json_arr_begin(&j, "lids");
+		r = store_foreach_lid(s, json_lid, &j);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		if (r < 0) {
+			fprintf(stderr, "smctl: %s\n", store_errmsg(s));
+			json_fail(ctx, store_errmsg(s));
+			json_free(&j);
+		}
+		store_close(s);
+		return r < 0 ? 1 : json_print(&j);
+	}
 	printf("%-6s %-18s %-18s %s %-19s %s\n", "LID", "PortGUID", "NodeGUID", "LMC", "LastSeen",
 	       "NodeDesc");
 	r = store_foreach_lid(s, print_lid, NULL);
@@ -326,6 +422,50 @@ static int mcast_add(void *ctx, const struct store_mcast *g)
 	return 0;
 }
 
+static int json_sweep(void *ctx, const struct store_sweep *sw)
+{
+	struct json *j = ctx;
+
+	json_obj_begin(j, NULL);
+	json_i64(j, "sweep", sw->id);
+	json_i64(j, "started", sw->started);
+	json_double(j, "seconds", sw->seconds);
+	json_str(j, "outcome", outcome(sw));
+	if (sw->err)
+		json_str(j, "error", sw->error);
+	json_u64(j, "nodes", sw->nodes);
+	json_u64(j, "switches", sw->switches);
+	json_u64(j, "lids", sw->lids);
+	json_u64(j, "links", sw->links);
+	json_u64(j, "events", sw->events);
+	json_u64(j, "smps", sw->smps_sent);
+	json_obj_end(j);
+	return 0;
+}
+
+static int json_event(void *ctx, const struct store_event *e)
+{
+	struct json *j = ctx;
+
+	json_obj_begin(j, NULL);
+	json_i64(j, "time", e->time);
+	if (e->sweep_id)
+		json_i64(j, "sweep", e->sweep_id);
+	else
+		json_null(j, "sweep");
+	json_str(j, "event", e->kind);
+	json_hex64(j, "node_guid", e->node_guid);
+	json_i64(j, "port", e->port_num);
+	json_hex64(j, "port_guid", e->port_guid);
+	json_hex64(j, "peer_guid", e->peer_guid);
+	json_i64(j, "peer_port", e->peer_port);
+	json_str(j, "old", e->old_value);
+	json_str(j, "new", e->new_value);
+	json_str(j, "detail", e->detail);
+	json_obj_end(j);
+	return 0;
+}
+
 static int print_sweep(void *ctx, const struct store_sweep *sw)
 {
 	char when[64];
@@ -413,18 +553,20 @@ int smctl_history(struct smctl_ctx *ctx, int argc, char **argv)
 		{ "db", required_argument, NULL, 'd' },
 		{ "sweeps", required_argument, NULL, 'n' },
 		{ "events", required_argument, NULL, 'e' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char use[] = "[--db FILE] [--sweeps N] [--events N]";
+	static const char use[] = "[--db FILE] [--json] [--sweeps N] [--events N]";
 	unsigned int nsweeps = 10, nevents = 50;
 	struct store *s = NULL;
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:e:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "d:n:e:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': ctx->db = optarg; break;
+		case 'j': ctx->json = true; break;
 		case 'n': if (parse_count(argv[0], optarg, &nsweeps)) return 2; break;
 		case 'e': if (parse_count(argv[0], optarg, &nevents)) return 2; break;
 		case 'h': printf("Usage: smctl history %s\n", use); return 0;
@@ -435,9 +577,34 @@ int smctl_history(struct smctl_ctx *ctx, int argc, char **argv)
 		fprintf(stderr, "smctl history: unexpected argument '%s'\n", argv[optind]);
 		return 2;
 	}
-	if (open_db(ctx, 1, &s) < 0)
+	if (open_db(ctx, 1, &s) < 0) {
+		json_fail(ctx, "cannot open the database");
 		return 1;
+	}
 	r = 0;
+	if (ctx->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", "ok");
+		json_arr_begin(&j, "sweeps");
+		if (nsweeps)
+			r = store_foreach_sweep(s, nsweeps, json_sweep, &j);
+		json_arr_end(&j);
+		json_arr_begin(&j, "events");
+		if (!r && nevents)
+			r = store_foreach_event(s, nevents, json_event, &j);
+		json_arr_end(&j);
+		json_obj_end(&j);
+		if (r < 0) {
+			fprintf(stderr, "smctl: %s\n", store_errmsg(s));
+			json_fail(ctx, store_errmsg(s));
+			json_free(&j);
+		}
+		store_close(s);
+		return r < 0 ? 1 : json_print(&j);
+	}
 	if (nsweeps) {
 		printf("%-7s %-19s %8s  %-7s %6s %6s %6s %6s %7s %10s\n", "SWEEP", "STARTED",
 		       "SECONDS", "OUTCOME", "NODES", "SWITCH", "LIDS", "LINKS", "EVENTS", "SMPS");

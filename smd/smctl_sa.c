@@ -17,6 +17,7 @@
 #include "mad/sa.h"
 #include "mad/wire.h"
 #include "mad/txn.h"
+#include "smd/json.h"
 #include "smd/smctl.h"
 
 #define SA_TIMEOUT_MS	4000
@@ -329,6 +330,99 @@ static void print_mft(const uint8_t *rec)
 	}
 }
 
+/*
+ * A record as a JSON object, field by field from mad/'s table: numbers up
+ * to 32 bits, 64-bit fields (GUIDs, keys) and wider ones as hex strings,
+ * GIDs as IPv6 text, NodeDescription as text; reserved fields left out
+ */
+static void json_record(struct json *j, uint16_t attr, const uint8_t *rec, size_t size)
+{
+	unsigned int n = sa_record_nfields(attr);
+
+	json_obj_begin(j, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		const char *name;
+		unsigned int off, w;
+		char key[16], buf[160];
+
+		if (sa_record_field_info(attr, i, &name, &off, &w) < 0)
+			continue;
+		if (!name) {
+			snprintf(key, sizeof(key), "field%u", i);
+			name = key;
+		}
+		if (!strncmp(name, "reserved", 8))
+			continue;
+		if (w <= 32) {
+			json_u64(j, name, sa_record_field(attr, rec, i));
+		} else if (w == 64) {
+			json_hex64(j, name, sa_record_field(attr, rec, i));
+		} else if (off % 8 || (off + w) / 8 > size) {
+			continue;	/* not a whole number of bytes: no table has one */
+		} else if (w == 128) {
+			gid_str(rec + off / 8, buf, sizeof(buf));
+			json_str(j, name, buf);
+		} else if (!strcmp(name, "node_description")) {
+			snprintf(buf, sizeof(buf), "%.*s", (int)(w / 8), (const char *)rec + off / 8);
+			json_str(j, name, buf);
+		} else {
+			char *hex = malloc(w / 4 + 1);
+
+			if (!hex)
+				continue;
+			for (unsigned int b = 0; b < w / 8; b++)
+				snprintf(hex + 2 * b, 3, "%02x", rec[off / 8 + b]);
+			json_str(j, name, hex);
+			free(hex);
+		}
+	}
+	json_obj_end(j);
+}
+
+/* The answer as one JSON object; 0, or 1 when it could not be built */
+static int json_answer(const char *kind, uint16_t attr, const struct answer *a, bool count)
+{
+	struct json j;
+	const char *t;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "ok");
+	json_str(&j, "kind", kind);
+	json_strf(&j, "attribute", "0x%04x", attr);
+	json_u64(&j, "count", nrecords(a));
+	if (!count) {
+		json_arr_begin(&j, "records");
+		for (size_t i = 0; i < nrecords(a); i++)
+			json_record(&j, attr, record(a, i), a->attr_offset * 8u);
+		json_arr_end(&j);
+	}
+	json_obj_end(&j);
+	t = json_text(&j);
+	if (t)
+		printf("%s\n", t);
+	else
+		fprintf(stderr, "smctl: out of memory\n");
+	json_free(&j);
+	return t ? 0 : 1;
+}
+
+static void json_sa_error(const char *why)
+{
+	struct json j;
+	const char *t;
+
+	json_init(&j);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "status", "error");
+	json_str(&j, "error", why);
+	json_obj_end(&j);
+	t = json_text(&j);
+	if (t)
+		printf("%s\n", t);
+	json_free(&j);
+}
+
 static const struct {
 	const char *name;
 	uint16_t attr;
@@ -357,6 +451,7 @@ static void usage(FILE *out)
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
 		"       --sm-key KEY: requests carry KEY (the SA shows group members to its own)\n"
+		"       --json: one JSON object, \"status\" first, the records field by field\n"
 		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path mcast mft\n"
 		"(mcast: --lid names an MLID)\n");
 }
@@ -635,6 +730,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "max-lid", required_argument, NULL, 'm' },
 		{ "sm-key", required_argument, NULL, 'K' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -657,8 +753,9 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	}
 	kind = argv[1];
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:h", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:jh", opts, NULL)) != -1) {
 		switch (ch) {
+		case 'j': ctx->json = true; break;
 		case 'p': port = optarg; break;
 		case 'l': lid = strtol(optarg, NULL, 0); break;
 		case 's': pr.slid = (uint16_t)strtoul(optarg, NULL, 0); mask |= PR_CM_SLID; break;
@@ -722,15 +819,30 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		sa_record_set_field(kinds[ki].attr, rec, 0, (uint64_t)lid);
 		mask = 1;
 	}
-	if (client_open(&c, port) < 0)
+	if (client_open(&c, port) < 0) {
+		if (ctx->json)
+			json_sa_error("cannot reach the SA (see the message on stderr)");
 		return 1;
+	}
 	r = query(&c, get ? SA_METHOD_GET : SA_METHOD_GET_TABLE, kinds[ki].attr, mask, rec,
 		  sizeof(rec), &a);
 	if (r < 0) {
-		fprintf(stderr, "smctl: no answer from the SA at LID %u: %s\n", c.sm_lid,
-			strerror(-r));
+		char why[128];
+
+		snprintf(why, sizeof(why), "no answer from the SA at LID %u: %s", c.sm_lid,
+			 strerror(-r));
+		fprintf(stderr, "smctl: %s\n", why);
+		if (ctx->json)
+			json_sa_error(why);
 	} else if (a.status) {
-		fprintf(stderr, "smctl: the SA answered with status 0x%04x\n", a.status);
+		char why[64];
+
+		snprintf(why, sizeof(why), "the SA answered with status 0x%04x", a.status);
+		fprintf(stderr, "smctl: %s\n", why);
+		if (ctx->json)
+			json_sa_error(why);
+	} else if (ctx->json) {
+		rc = json_answer(kind, kinds[ki].attr, &a, count);
 	} else if (count) {
 		printf("%zu\n", nrecords(&a));
 		rc = 0;

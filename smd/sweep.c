@@ -172,8 +172,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
 				 req->hdr.attr_id, path, disc_why(sw->disc));
 		else if (r < 0)
-			log_warn("discovery: rejected answer to attribute 0x%04x at path %s: %s",
-				 req->hdr.attr_id, path, strerror(-r));
+			log_warn_errno(r, "discovery: rejected answer to attribute 0x%04x at "
+				       "path %s", req->hdr.attr_id, path);
 	} else if (p->kind == DISC_VERIFY) {
 		log_warn("discovery: the cable from %s to switch 0x%016" PRIx64 " port %u cannot "
 			 "be checked from that switch (path %s, %s); leaving it out",
@@ -187,8 +187,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 		log_warn("discovery: attribute 0x%04x at path %s answered with MAD status 0x%04x",
 			 req->hdr.attr_id, path, resp->hdr.status);
 	} else {
-		log_warn("discovery: no answer for attribute 0x%04x at path %s: %s",
-			 req->hdr.attr_id, path, strerror(-r));
+		log_warn_errno(r, "discovery: no answer for attribute 0x%04x at path %s",
+			       req->hdr.attr_id, path);
 	}
 	if (r < 0)
 		disc_failed(sw->disc, p, r);
@@ -596,8 +596,9 @@ static void port_reread_cb(void *arg, int status, const struct smp *req, const s
 		sc->port->pi = pi;
 		port_check(sc->sw, sc->port, sc->want_state);
 	} else {
-		log_warn("PortInfo of %s unreadable after a failed Set: %s",
-			 port_label(sc->port, lbl, sizeof(lbl)), strerror(status ? -status : EBADMSG));
+		log_warn_errno(status ? status : -EBADMSG,
+			       "PortInfo of %s unreadable after a failed Set",
+			       port_label(sc->port, lbl, sizeof(lbl)));
 		sc->sw->res->unconfigured++;
 	}
 	free(sc);
@@ -1474,8 +1475,7 @@ static int phase_route(struct sweep *sw, struct route_stats *rs)
 				log_warn("routing: %s not used: %s", att[i].name, att[i].why);
 		if (used < 0) {
 			sw->routes = rres;
-			log_error("routing (%s) failed: %s", smd->cfg.routing_engine,
-				  strerror(-used));
+			log_error_errno(used, "routing (%s) failed", smd->cfg.routing_engine);
 			return used;
 		}
 		snprintf(sw->engine, sizeof(sw->engine), "%s", att[used].name);
@@ -1564,7 +1564,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 		free(resv);
 	}
 	if (r < 0) {
-		log_error("LID assignment failed: %s", strerror(-r));
+		log_error_errno(r, "LID assignment failed");
 		goto out;
 	}
 	if (ls.reserved)

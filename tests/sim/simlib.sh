@@ -127,7 +127,7 @@ sim_start() {
 	export SIM_PRELOAD="$SIM_UMAD2SIM"
 	# Every client gets umad2sim_guard.so first: without it a MAD that
 	# reaches a client before it registers its agent kills it (see the file)
-	if cc -shared -fPIC -O2 -o "$SIM_DIR/umad2sim_guard.so" "$_SIM_LIB_DIR/umad2sim_guard.c" \
+	if cc -shared -fPIC -O2 -o "$SIM_DIR/umad2sim_guard.so" "$_SIM_LIB_DIR/umad2sim_guard.c" -ldl \
 		2>"$SIM_DIR/guard.err"; then
 		SIM_PRELOAD="$SIM_DIR/umad2sim_guard.so:$SIM_UMAD2SIM"
 	else

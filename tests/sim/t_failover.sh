@@ -59,7 +59,10 @@ kill -HUP "$pid_b"
 check wait_for "$tmp/b/out" "SIGHUP: STANDBY, not sweeping" 1
 # The standby programmed nothing: no LIDs, no tables, no SA
 check test "$(grep -c 'programmed:\|subnet UP\|SA: answering' "$tmp/b/out")" -eq 0
-# ... and the master saw it as standby
+# ... and the master saw it as standby. The master reads other SMs' SMInfo
+# in heavy sweeps only: the one B's arrival started may have found B still
+# DISCOVERING (a loaded machine), so ask A for one now that B is STANDBY
+"$SMCTL" --socket "$tmp/a/control" resweep --heavy >/dev/null
 check wait_for "$tmp/a/out" "SM 0x0002c90300000029 (priority 1) is STANDBY" 1
 # ... and its SA lists both SMs (SMInfoRecord: LID, GUID, priority, state),
 # as of the end of the sweep that saw the standby

@@ -83,8 +83,10 @@ grep "READY=1" "$tmp/b/notes"
 check grep -q "READY=1 | STATUS=subnet not up after 2 s: MASTER: subnet NOT up, .*LFT error" \
 	"$tmp/b/notes"
 check grep -q "^<4>the subnet is not up 2 s after start" "$tmp/b/out"
-"$SMCTL" --socket "$tmp/b/control" status >"$tmp/b/status"
+rc=0; "$SMCTL" --socket "$tmp/b/control" status >"$tmp/b/status" || rc=$?
+check test "$rc" -eq 1
 check grep -q "^subnet: NOT up" "$tmp/b/status"
+check grep -qx "status: down" "$tmp/b/status"
 check grep -q "^problem: LFT block 0 of sw-1-1" "$tmp/b/status"
 sim_console 'Error "sw-1-1" 0 25'
 check wait_for "$tmp/b/out" "subnet UP" 1

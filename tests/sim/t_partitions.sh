@@ -136,6 +136,33 @@ check grep -q '^partition: 0x0001 "A" 8 ports (8 full, 0 limited), ipoib (MTU 20
 check grep -q '^partition: 0x0002 "B" 8 ports (8 full, 0 limited), ipoib (MTU 1024, 2.5 Gb/s, SL 2, Q_Key 0x12345)' <<<"$parts"
 check test "$("$SMCTL" --socket "$T/control" partitions A | grep -c "^port: .* full \"host-000[1-8]\"")" -eq 8
 check test "$("$SMCTL" --socket "$T/control" partitions 0x8002 | grep -c '^port: ')" -eq 8
+check grep -q '^status: ok$' <<<"$parts"
+# The same as JSON (smctl --json), and in smctl status --json
+pj=$("$SMCTL" --socket "$T/control" partitions --json) || bad "smctl partitions --json: exit $?"
+check python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+p = {x["name"]: x for x in d["partitions"]}
+assert d["status"] == "ok" and d["file"] == "partitions.conf" and d["swept"], d
+assert (p["Default"]["pkey"], p["Default"]["full"], p["Default"]["limited"]) == ("0x7fff", 10, 17)
+assert (p["A"]["pkey"], p["A"]["full"], p["A"]["ipoib"]["mtu"], p["A"]["ipoib"]["sl"]) == \
+    ("0x0001", 8, 2048, 1), p["A"]
+assert (p["B"]["ipoib"]["qkey"], p["B"]["ipoib"]["rate_gbps"]) == ("0x12345", "2.5"), p["B"]
+' "$pj"
+mj=$("$SMCTL" --socket "$T/control" partitions --json A) || bad "smctl partitions --json A"
+check python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+m = d["members"]
+assert len(d["partitions"]) == 1 and d["members_not_shown"] == 0, d
+assert sorted(x["node"] for x in m) == ["host-%04d" % i for i in range(1, 9)], m
+assert all(x["membership"] == "full" and x["port"] == 1 for x in m), m
+' "$mj"
+check python3 -c '
+import json, sys
+p = json.loads(sys.argv[1])["partitions"]
+assert (p["count"], p["file"], p["switch_ports_enforcing"]) == (3, "partitions.conf", 18), p
+' "$("$SMCTL" --socket "$T/control" status --json)"
 
 # ---- 2. PathRecords
 A1=$(lid_of host-0001) A2=$(lid_of host-0002) B1=$(lid_of host-0009) N1=$(lid_of host-0017)

@@ -23,14 +23,19 @@
 #include <pthread.h>
 #include <stdint.h>
 
+typedef int (*lock_fn)(pthread_mutex_t *);
+
 /*
- * The next definition (glibc's, or in an ASan build the sanitizer's
- * interceptor, which then calls glibc's): calling __pthread_mutex_lock
- * directly went to ASan's interceptor of it, whose real function it never
- * found, and every sanitized smd died at its first lock.
+ * glibc's own functions, from libc.so.6 itself: RTLD_NEXT would find
+ * AddressSanitizer's interceptors, which cannot be called while ASan is
+ * still initialising (its own first locks come here too).
  */
-static int (*next_lock)(pthread_mutex_t *);
-static int (*next_unlock)(pthread_mutex_t *);
+static lock_fn libc_fn(const char *name)
+{
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+
+	return libc ? (lock_fn)(uintptr_t)dlsym(libc, name) : 0;
+}
 
 /* No object lives in the first page: a pointer there is a NULL struct's member */
 static int bogus(const void *p)
@@ -40,18 +45,22 @@ static int bogus(const void *p)
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	static lock_fn real;
+
 	if (bogus(m))
 		return EINVAL;
-	if (!next_lock)
-		next_lock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
-	return next_lock(m);
+	if (!real)
+		real = libc_fn("pthread_mutex_lock");
+	return real ? real(m) : EINVAL;
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	static lock_fn real;
+
 	if (bogus(m))
 		return EINVAL;
-	if (!next_unlock)
-		next_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_unlock");
-	return next_unlock(m);
+	if (!real)
+		real = libc_fn("pthread_mutex_unlock");
+	return real ? real(m) : EINVAL;
 }

@@ -1182,9 +1182,48 @@ static void test_partitions(void)
 		}
 }
 
+/* Every record type smd serves names each of its fields, once (smctl --json) */
+static void test_field_names(void)
+{
+	static const uint16_t attrs[] = {
+		SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD, SA_ATTR_SWITCH_INFO_RECORD,
+		SA_ATTR_LINK_RECORD, SA_ATTR_LFT_RECORD, SA_ATTR_SM_INFO_RECORD,
+		SA_ATTR_SL2VL_RECORD, SA_ATTR_VLARB_RECORD, SA_ATTR_PKEY_RECORD,
+		SA_ATTR_GUID_INFO_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_MFT_RECORD,
+		SA_ATTR_MCMEMBER_RECORD,
+	};
+
+	for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
+		unsigned int n = sa_record_nfields(attrs[a]), end = 0;
+
+		CHECK(n > 0);
+		for (unsigned int i = 0; i < n; i++) {
+			const char *name, *other;
+			unsigned int off, w;
+
+			CHECK_EQ(sa_record_field_info(attrs[a], i, &name, &off, &w), 0);
+			CHECK_MSG(name != NULL, "attribute 0x%04x field %u has a name", attrs[a], i);
+			/* Fields follow each other without gap or overlap */
+			CHECK_MSG(off == end, "attribute 0x%04x field %u at bit %u, not %u", attrs[a],
+				  i, off, end);
+			end = off + w;
+			for (unsigned int k = 0; name && k < i; k++) {
+				sa_record_field_info(attrs[a], k, &other, &off, &w);
+				CHECK_MSG(!other || strcmp(name, other), "attribute 0x%04x: %s twice",
+					  attrs[a], name);
+			}
+		}
+		CHECK_MSG(end <= 8 * sa_record_size(attrs[a]), "attribute 0x%04x: %u bits of %zu",
+			  attrs[a], end, 8 * sa_record_size(attrs[a]));
+	}
+	CHECK_EQ(sa_record_field_info(0x1234, 0, &(const char *){ NULL }, &(unsigned int){ 0 },
+				      &(unsigned int){ 0 }), -EINVAL);
+}
+
 int main(void)
 {
 	setup();
+	RUN(test_field_names);
 	RUN(test_status);
 	RUN(test_path_get);
 	RUN(test_tables);
