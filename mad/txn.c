@@ -46,6 +46,8 @@ struct txn {
 	uint32_t tid_high;
 	txn_unsolicited_cb unsolicited;
 	void *unsolicited_arg;
+	txn_mkey_cb mkey;
+	void *mkey_arg;
 	struct txn_stats stats;
 	bool in_dispatch;	/* a callback must not re-enter dispatch */
 };
@@ -98,6 +100,12 @@ void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg)
 {
 	t->unsolicited = cb;
 	t->unsolicited_arg = arg;
+}
+
+void txn_set_mkey(struct txn *t, txn_mkey_cb cb, void *arg)
+{
+	t->mkey = cb;
+	t->mkey_arg = arg;
 }
 
 int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, void *arg)
@@ -208,6 +216,9 @@ static void fill_window(struct txn *t)
 		s->busy = true;
 		s->give_up = txn_now_us() +
 			     (uint64_t)(t->cfg.retries + 1) * t->cfg.timeout_ms * 1000u;
+		if (t->mkey)
+			s->req.mkey = t->mkey(t->mkey_arg, &s->req, s->req.hdr.mgmt_class ==
+					      MAD_CLASS_SMI_DR ? 0 : s->dlid);
 		if (smp_encode(&s->req, s->wire) < 0) {
 			/* Caller built an impossible SMP: fail it, never send it */
 			s->tries = 1;

@@ -67,6 +67,16 @@ extern const struct txn_ops txn_port_ops;
 
 void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg);
 /*
+ * The M_Key a request must carry (IBA 14.2.4): asked for each request as
+ * it enters the window, just before it is encoded (its retries carry the
+ * same), so that it is the key known then: a NodeInfo answered while the
+ * request waited may have named the port. dlid: a LID-routed request's
+ * destination, 0 for a directed route. Without a callback requests go out
+ * with the M_Key their caller set (smp_init_* sets 0).
+ */
+typedef uint64_t (*txn_mkey_cb)(void *arg, const struct smp *req, uint16_t dlid);
+void txn_set_mkey(struct txn *t, txn_mkey_cb cb, void *arg);
+/*
  * Queue a request (dlid: destination of a LID-routed SMP, ignored for DR).
  * Each transmission gets its own TID, so a retry never accepts a late
  * answer to an earlier try. Never sends from the caller's stack.

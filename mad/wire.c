@@ -156,6 +156,31 @@ int notice_decode(const uint8_t *buf, size_t len, struct notice_summary *n)
 	return 0;
 }
 
+int notice_bad_mkey_decode(const uint8_t *buf, size_t len, struct notice_bad_mkey *n)
+{
+	const uint8_t *d = buf + 64;
+	struct notice_summary ns;
+
+	if (notice_decode(buf, len, &ns) < 0 || !ns.generic || ns.trap_number != 256)
+		return -EBADMSG;
+	memset(n, 0, sizeof(*n));
+	n->issuer_lid = ns.issuer_lid;
+	/* DataDetails start at bit 80 of the Notice, after 16 reserved bits */
+	n->lid = (uint16_t)GET(d, 96, 16);
+	n->dr_slid = (uint16_t)GET(d, 112, 16);
+	n->method = (uint8_t)GET(d, 128, 8);
+	n->attr_id = (uint16_t)GET(d, 144, 16);
+	n->attr_mod = (uint32_t)GET(d, 160, 32);
+	n->mkey = GET(d, 192, 64);
+	n->dr_notice = GET(d, 264, 1);
+	n->dr_truncated = GET(d, 265, 1);
+	n->dr_hops = (uint8_t)GET(d, 266, 6);
+	if (n->dr_hops > NOTICE_DR_PATH_MAX)
+		n->dr_hops = NOTICE_DR_PATH_MAX;
+	memcpy(n->dr_return_path, d + 34, NOTICE_DR_PATH_MAX);
+	return 0;
+}
+
 int smp_decode(const uint8_t *buf, size_t len, struct smp *smp)
 {
 	struct mad_hdr *h = &smp->hdr;

@@ -77,6 +77,27 @@ struct notice_summary {
 	uint16_t issuer_lid;
 };
 int notice_decode(const uint8_t *buf, size_t len, struct notice_summary *n);
+/*
+ * Trap 256, Bad M_Key (IBA 14.2.5.1, the Notice's DataDetails): who showed
+ * a port the wrong M_Key and with what. By directed route the requester's
+ * LID may be unknown (permissive): the return path then says where it is.
+ */
+#define NOTICE_DR_PATH_MAX	30
+struct notice_bad_mkey {
+	uint16_t issuer_lid;		/* the port that refused the SMP */
+	uint16_t lid;			/* the requester's LID */
+	uint16_t dr_slid;
+	uint8_t method;
+	uint16_t attr_id;
+	uint32_t attr_mod;
+	uint64_t mkey;			/* the M_Key the SMP carried */
+	bool dr_notice;			/* a directed-route SMP: the fields below apply */
+	bool dr_truncated;		/* its return path was longer than 30 hops */
+	uint8_t dr_hops;
+	uint8_t dr_return_path[NOTICE_DR_PATH_MAX];
+};
+/* -EBADMSG when the MAD is not a whole generic Notice with trap number 256 */
+int notice_bad_mkey_decode(const uint8_t *buf, size_t len, struct notice_bad_mkey *n);
 
 /* Build requests: a directed-route SMP (DrSLID = DrDLID = permissive) */
 int smp_init_dr(struct smp *smp, uint8_t method, uint16_t attr_id, uint32_t attr_mod,

@@ -48,6 +48,16 @@ void config_defaults(struct smd_config *c)
 	c->ipoib_mtu = 4;
 	c->ipoib_rate = 3;
 	c->client_reregister = true;
+	/*
+	 * With m_key: Sets need the key, Gets (diagnostics) do not, and the
+	 * key is not shown to them (IBA 14.2.4.1, level 1). A port whose key
+	 * smd cannot know (another SM's, an old m_key) is taken back one
+	 * lease after smd's first refused Set: a minute, while smd answers
+	 * an intruder's violation within milliseconds (its Bad M_Key trap
+	 * makes smd read the port with the key, which stops the lease).
+	 */
+	c->m_key_protect_bits = 1;
+	c->m_key_lease_period = 60;
 }
 
 /* IBA MTU codes (14.2.5.6) and rate codes (15.2.5.16) by their values */
@@ -610,6 +620,9 @@ static const struct config_key keys[] = {
 	{ "partition_config", key_string, print_quoted, FIELD(partition_config), 0, 0, NULL,
 	  CONFIG_LIVE, NULL },
 	{ "sm_key", key_u64, print_hex64, FIELD(sm_key), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "m_key", key_u64, print_hex64, FIELD(m_key), 0, 0, NULL, CONFIG_LIVE, NULL },
+	UINT(m_key_protect_bits, 0, 3, CONFIG_LIVE),
+	UINT(m_key_lease_period, 0, 65535, CONFIG_LIVE),
 	{ "trap_flood_action", key_code, print_code, FIELD(trap_flood_action), 0, 0,
 	  &flood_words, CONFIG_LIVE, NULL },
 	{ "control_group", key_group, print_quoted, FIELD(control_group), 0, 0, NULL,
@@ -705,17 +718,18 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 		r = -EIO;
 		snprintf(err, errlen, "%s: read error", path);
 	}
-	if (!r && c->sm_key) {
+	if (!r && (c->sm_key || c->m_key)) {
 		struct stat st;
 
-		/* Whoever reads the key can take the subnet over; whoever writes it, too */
+		/* Whoever reads a key can take the subnet over; whoever writes it, too */
 		if (fstat(fileno(f), &st) < 0) {
 			r = -errno;
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		} else if (st.st_mode & (S_IROTH | S_IWOTH)) {
 			r = -EACCES;
-			snprintf(err, errlen, "%s: sets sm_key but others may %s it (mode %04o): "
-				 "chmod o-rw %s", path, st.st_mode & S_IROTH ? "read" : "write",
+			snprintf(err, errlen, "%s: sets %s but others may %s it (mode %04o): "
+				 "chmod o-rw %s", path, c->sm_key ? "sm_key" : "m_key",
+				 st.st_mode & S_IROTH ? "read" : "write",
 				 (unsigned int)(st.st_mode & 07777), path);
 		}
 	}

@@ -33,6 +33,7 @@
 #include "topo/mcast.h"
 #include "smd/light.h"
 #include "smd/log.h"
+#include "smd/mkey.h"
 #include "smd/partition.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
@@ -451,6 +452,7 @@ static void status_json(struct ctl_client *cl)
 	}
 	json_arr_end(&j);
 	json_u64(&j, "sminfo_refused", smd->sminfo_refused);
+	mkey_status_json(smd, &j);
 	json_bool(&j, "sa", smd->sa_serving);
 	if (smd->mcast) {
 		const struct mcast_stats *ms = mcast_stats(smd);
@@ -590,6 +592,8 @@ static void cmd_status(struct ctl_client *cl)
 				"with another SM_Key: not in the election\n", smd->peers[i].guid,
 				smd->peers[i].priority, sm_state_name(smd->peers[i].state));
 	out_add(cl, "sminfo_refused: %" PRIu64 "\n", smd->sminfo_refused);
+	for (unsigned int i = 0; mkey_status_line(smd, i, buf, sizeof(buf)); i++)
+		out_add(cl, "%s\n", buf);
 	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
 	if (smd->mcast) {
 		const struct mcast_stats *ms = mcast_stats(smd);

@@ -27,6 +27,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/mkey.h"
 #include "smd/partition.h"
 #include "smd/trap.h"
 #include "topo/route.h"
@@ -782,6 +783,11 @@ static int run_daemon(struct smd *smd)
 			goto out;
 		}
 	}
+	r = mkey_attach(smd, lp.ev);
+	if (r < 0) {
+		log_error_errno(r, "cannot create the M_Key timer");
+		goto out;
+	}
 	open_control(&lp);
 	notify_status(&lp);
 	r = sd_event_loop(lp.ev);
@@ -987,6 +993,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
+	r = mkey_new(&smd);
+	if (r < 0) {
+		log_error_errno(r, "cannot set up M_Keys");
+		goto out;
+	}
+	txn_set_mkey(smd.txn, mkey_for_smp, &smd);
 	r = mcast_init(&smd);
 	if (r < 0) {
 		log_error_errno(r, "cannot set up multicast");
@@ -1012,6 +1025,7 @@ int main(int argc, char **argv)
 	}
 out:
 	trap_table_free(smd.trapt);
+	mkey_free(&smd);
 	sa_free(smd.sa);
 	mcast_fini(&smd);
 	part_conf_free(smd.parts);

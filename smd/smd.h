@@ -21,6 +21,7 @@ struct light_result;
 struct control;
 struct mcast;
 struct trap_table;
+struct mkey;
 struct part_conf;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
@@ -82,6 +83,7 @@ struct smd {
 	uint64_t light_sweeps, heavy_sweeps;	/* since start */
 	struct control *control;	/* smctl's socket; NULL: none */
 	struct trap_table *trapt;	/* traps: sources, hold-offs, floods (smd/trap.h) */
+	struct mkey *mkey;		/* M_Keys: which port holds which (smd/mkey.h) */
 	struct smd_stats stats;
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;

@@ -7,6 +7,7 @@
 
 #include "smd/log.h"
 #include "smd/mcast.h"
+#include "smd/mkey.h"
 #include "smd/sweep.h"
 #include "topo/discover.h"
 #include "topo/lid.h"
@@ -139,6 +140,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			r = node_info_decode(resp->data, &ni);
 			if (!r)
 				r = disc_node_info(sw->disc, p, &ni);
+			if (!r)
+				mkey_node_info(sw->smd, &p->path, &ni);
 			break;
 		}
 		case DISC_NODE_DESC: {
@@ -163,6 +166,8 @@ static void disc_cb(void *arg, int status, const struct smp *req, const struct s
 			r = port_info_decode(resp->data, &pi);
 			if (!r)
 				r = disc_port_info(sw->disc, p, &pi);
+			if (!r && fabric_port(p->node, p->port))
+				mkey_port_read(sw->smd, fabric_port(p->node, p->port), &pi);
 			break;
 		}
 		}
@@ -593,6 +598,8 @@ static void port_reread_cb(void *arg, int status, const struct smp *req, const s
 	char lbl[160];
 
 	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
+		/* Refused for its M_Key? (before pi: the count of violations tells) */
+		mkey_set_refused(sc->sw->smd, sc->port, &pi);
 		sc->port->pi = pi;
 		port_check(sc->sw, sc->port, sc->want_state);
 	} else {
@@ -613,6 +620,7 @@ static void port_set_cb(void *arg, int status, const struct smp *req, const stru
 	char lbl[160];
 
 	if (status == 0 && port_info_decode(resp->data, &pi) == 0) {
+		mkey_port_read(sc->sw->smd, p, &pi);
 		p->pi = pi;
 		port_check(sc->sw, p, sc->want_state);
 		free(sc);
@@ -634,10 +642,13 @@ static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port
 {
 	struct set_ctx *sc;
 	struct smp req;
+	struct port_info set = *pi;
 	const struct dr_path *route = fabric_port_route(p);
 
-	if (!route)
+	/* A port that refuses smd's M_Key is left alone until smd has it back */
+	if (!route || mkey_locked(sw->smd, p))
 		return 0;
+	mkey_fill(sw->smd, p, &set);
 	sc = calloc(1, sizeof(*sc));
 	if (!sc)
 		return -ENOMEM;
@@ -645,7 +656,7 @@ static int send_port_set(struct sweep *sw, struct fab_port *p, const struct port
 	sc->port = p;
 	sc->want_state = want_state;
 	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, p->num, route);
-	port_info_encode(pi, req.data);
+	port_info_encode(&set, req.data);
 	sw->res->port_sets++;
 	return submit(sw, &req, port_set_cb, sc);
 }
@@ -724,7 +735,8 @@ static int phase_configure_ports(struct sweep *sw)
 				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls ||
 				 pi.vl_high_limit != p->pi.vl_high_limit ||
 				 pi.pkey_enf_inbound != p->pi.pkey_enf_inbound ||
-				 pi.pkey_enf_outbound != p->pi.pkey_enf_outbound;
+				 pi.pkey_enf_outbound != p->pi.pkey_enf_outbound ||
+				 mkey_port_differs(sw->smd, p);
 			port_info_nochange(&pi);
 			/*
 			 * A new master asks every host to register again (IBA
@@ -1520,7 +1532,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	const struct txn_stats *ts = txn_stats(smd->txn);
 	struct route_stats rs;
 	struct lid_stats ls;
-	struct fab_port *own;
+	struct fab_port *own = NULL;
 	double t0 = now_s(), t1;
 	time_t started = time(NULL);
 	int r;
@@ -1531,6 +1543,7 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 	r = fabric_new(&sw.f);
 	if (r < 0)
 		return r;
+	mkey_sweep_start(smd);
 
 	r = phase_discover(&sw);
 	if (r < 0)
@@ -1586,7 +1599,10 @@ int sweep_run(struct smd *smd, struct sweep_result *res)
 
 	t1 = now_s();
 	sw.rereg = smd->cfg.client_reregister && !smd->rereg_done;
-	r = phase_pkeys(&sw);
+	/* Before any Set: ports holding a key smd knows get smd's with it */
+	r = mkey_takeover(smd, sw.f);
+	if (!r)
+		r = phase_pkeys(&sw);
 	if (!r)
 		r = phase_vl_tables(&sw);
 	if (!r)
@@ -1658,6 +1674,7 @@ out:
 		route_result_free(smd->routes);
 		fabric_free(smd->fabric);
 		smd->fabric = sw.f;
+		mkey_model(smd, own);
 		smd->routes = sw.routes;
 		smd->routes_repairable = sw.repairable;
 		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw.engine);

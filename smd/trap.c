@@ -9,6 +9,7 @@
 #include "mad/txn.h"
 #include "mad/wire.h"
 #include "smd/log.h"
+#include "smd/mkey.h"
 #include "smd/smd.h"
 #include "smd/trap.h"
 #include "topo/fabric.h"
@@ -218,6 +219,7 @@ static void flood_disable(struct smd *smd, const struct fab_port *ep)
 	pi.link_width_enabled = 0;
 	pi.link_speed_enabled = 0;
 	pi.link_speed_ext_enabled = 0;
+	mkey_fill(smd, &sw->ports[num], &pi);
 	if (smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, num, &sw->path) < 0)
 		return;
 	port_info_encode(&pi, req.data);
@@ -230,11 +232,19 @@ static void repress(struct smd *smd, const uint8_t *mad, size_t len, const struc
 	uint8_t buf[MAD_SIZE];
 	struct smp smp;
 
-	/* IBA 13.4.9: TrapRepress, same TID and attribute, stops the SMA repeating it */
+	/*
+	 * IBA 13.4.9: TrapRepress, same TID and attribute, stops the SMA
+	 * repeating it; with the port's M_Key, or it is a violation (14.2.4)
+	 */
 	if (smp_decode(mad, len, &smp) < 0 || smp.hdr.mgmt_class != MAD_CLASS_SMI)
 		return;
 	smp.hdr.method = MAD_METHOD_TRAP_REPRESS;
 	smp.hdr.status = 0;
+	if (mkey_for_lid(smd, from->slid, &smp.mkey) < 0) {
+		log_debug("trap from LID %u not repressed: smd does not know its M_Key",
+			  from->slid);
+		return;
+	}
 	if (smp_encode(&smp, buf) == 0)
 		mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
 }
@@ -262,6 +272,9 @@ void trap_handle(struct smd *smd, const uint8_t *mad, size_t len, const struct m
 	if (!smd->trapt)
 		return;
 	v = trap_judge(smd->trapt, smd->fabric, from->slid, generic, num, txn_now_us(), &src);
+	/* Bad M_Key: counted and answered whatever the source's rate (smd/mkey.h) */
+	if (generic && num == 256)
+		mkey_trap(smd, mad, len, v == TRAP_UNKNOWN ? NULL : src, from->slid);
 	switch (v) {
 	case TRAP_SWEEP:
 		log_debug("trap %u from %s (LID %u): heavy sweep", num,
@@ -274,6 +287,8 @@ void trap_handle(struct smd *smd, const uint8_t *mad, size_t len, const struct m
 			  port_name(src, lbl, sizeof(lbl)), from->slid);
 		break;
 	case TRAP_REPORT:
+		if (num == 256 && smd->mkey)
+			break;		/* mkey_trap reported it */
 		log_warn("trap %u (%s) from %s (LID %u)", num,
 			 num == 129 ? "link integrity errors" : num == 130 ? "buffer overruns" :
 			 num == 131 ? "flow control watchdog" : num == 256 ? "bad M_Key" :

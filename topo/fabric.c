@@ -243,6 +243,30 @@ const struct dr_path *fabric_port_route(const struct fab_port *p)
 	return p->has_path ? &p->path : NULL;
 }
 
+struct fab_port *fabric_walk(const struct fab_port *from, const uint8_t *port, unsigned int hops)
+{
+	struct fab_port *cur = (struct fab_port *)from;
+
+	if (!from || hops > SMP_MAX_HOPS)
+		return NULL;
+	for (unsigned int i = 1; i <= hops; i++) {
+		struct fab_node *n = cur->node;
+		struct fab_port *out;
+
+		if (n->type != NODE_TYPE_SWITCH && i > 1)
+			return NULL;
+		if (n->type == NODE_TYPE_SWITCH && port[i] == 0) {
+			cur = &n->ports[0];
+			continue;
+		}
+		out = fabric_port(n, port[i]);
+		if (!out || !out->num || !out->peer)
+			return NULL;
+		cur = out->peer;
+	}
+	return cur->node->type == NODE_TYPE_SWITCH ? &cur->node->ports[0] : cur;
+}
+
 int fabric_index_lids(struct fabric *f)
 {
 	int r = 0;

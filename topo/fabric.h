@@ -106,6 +106,14 @@ bool fabric_port_linked(const struct fab_port *p);
  * (only SMPs arriving at a CA port may act on it); NULL when unknown.
  */
 const struct dr_path *fabric_port_route(const struct fab_port *p);
+/*
+ * The port an SMP leaving port from by the exit ports port[1..hops] of a
+ * directed route reaches over the model's cables (IBA 14.2.2: only
+ * switches are crossed; exit port 0 of a switch is the switch itself): a
+ * switch's port 0, which answers for the whole switch, or the CA port it
+ * enters by. NULL where the model has no cable or the route is invalid.
+ */
+struct fab_port *fabric_walk(const struct fab_port *from, const uint8_t *port, unsigned int hops);
 /* Rebuild by_lid/max_lid from the endports' lid/lmc; -EADDRINUSE on a clash */
 int fabric_index_lids(struct fabric *f);
 struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);

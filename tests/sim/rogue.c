@@ -25,6 +25,19 @@
  *	Send COUNT LID-routed Trap(Notice) MADs to LID, evenly over SECONDS,
  *	trap numbers cycling through link, error, capability, M_Key, vendor
  *	and meaningless ones; print "sent N".
+ *
+ *   rogue mkey derive SECRET GUID
+ *	Print the M_Key smd derives for the port GUID from m_key SECRET
+ *	(SipHash-2-4 keyed with SECRET and "smd-mkey" over "mkey" and the
+ *	GUID, big-endian; 0 becomes 1: see smd/mkey.h), computed here again.
+ *
+ *   rogue mkey set PATH PORT KEY NEWKEY PROTECT LEASE
+ *	By directed route PATH ("0,1,3": exit ports, as smpquery -D takes
+ *	them), with M_Key KEY: PortInfo Get of PORT, then a Set of what it
+ *	read with M_Key NEWKEY, M_KeyProtectBits PROTECT and M_KeyLeasePeriod
+ *	LEASE (PortState and PortPhysicalState 0: no change). Prints
+ *	"get: mkey 0x... protect P lease L violations V" or "get: no answer",
+ *	then the same for "set:"; exits 0 when the Set was answered, 1 if not.
  */
 #include <errno.h>
 #include <poll.h>
@@ -50,6 +63,7 @@
 #define M_TRAP		0x05
 #define ATTR_NOTICE	0x0002
 #define ATTR_SM_INFO	0x0020
+#define ATTR_PORT_INFO	0x0015
 
 static volatile sig_atomic_t stop;
 static int portid = -1, agent_lr = -1, agent_dr = -1;
@@ -300,6 +314,96 @@ static int open_port(bool sm)
 	return 0;
 }
 
+/* ---- M_Key (IBA 14.2.4; PortInfo fields: IBA 14.2.5.6) ---- */
+
+static uint64_t mkey_derive(uint64_t secret, uint64_t guid)
+{
+	uint8_t m[12] = { 'm', 'k', 'e', 'y' };
+	uint64_t k;
+
+	for (int i = 0; i < 8; i++)
+		m[4 + i] = (uint8_t)(guid >> (56 - 8 * i));
+	k = sip(secret, 0x736d642d6d6b6579ULL, m, sizeof(m));
+	return k ? k : 1;
+}
+
+/* One DR PortInfo request along path (hops exit ports); answer data in out */
+static int dr_portinfo(uint8_t method, const uint8_t *path, unsigned int hops, uint8_t port,
+		       uint64_t mkey, const uint8_t *data, uint8_t *out)
+{
+	uint8_t mad[MAD_LEN], in[MAD_LEN];
+	uint64_t tid = (uint64_t)rand() << 8 | 0x6b;
+	uint16_t slid;
+	double end;
+
+	hdr_put(mad, CLASS_SMI_DR, method, tid, ATTR_PORT_INFO, port);
+	mad[7] = (uint8_t)hops;			/* HopCount; HopPointer 0 */
+	put64(mad + 24, mkey);
+	put16(mad + 32, 0xffff);		/* DrSLID, DrDLID: permissive */
+	put16(mad + 34, 0xffff);
+	if (data)
+		memcpy(mad + 64, data, 64);
+	memcpy(mad + 128 + 1, path, hops);	/* InitialPath[1..hops] */
+	if (send_mad(agent_dr, mad, 0xffff) < 0)
+		return -1;
+	/* The SMA drops an SMP with a wrong key: no answer (IBA 14.2.4.1) */
+	for (end = now() + 2; now() < end && !stop;) {
+		if (recv_mad(in, &slid, 50) < 0)
+			continue;
+		if (in[3] == M_GET_RESP && (get64(in + 8) & 0xffffffffu) == (tid & 0xffffffffu)) {
+			memcpy(out, in + 64, 64);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void pi_print(const char *what, int r, const uint8_t *pi)
+{
+	if (r < 0)
+		printf("%s: no answer\n", what);
+	else
+		printf("%s: mkey 0x%016llx protect %u lease %u violations %u\n", what,
+		       (unsigned long long)get64(pi), pi[34] >> 6, get16(pi + 26), get16(pi + 44));
+	fflush(stdout);
+}
+
+static int run_mkey_set(const char *spath, uint8_t port, uint64_t mkey, uint64_t nkey,
+			unsigned int protect, unsigned int lease)
+{
+	uint8_t path[64], pi[64], set[64];
+	unsigned int hops = 0;
+	const char *p = spath;
+	int r;
+
+	/* "0,1,3": the leading 0 is the local port, the rest are exit ports */
+	while (*p && hops < 63) {
+		unsigned long v = strtoul(p, (char **)&p, 10);
+
+		if (p != spath && v > 0 && v < 255)
+			path[hops++] = (uint8_t)v;
+		if (*p == ',')
+			p++;
+		else
+			break;
+	}
+	if (open_port(false) < 0)
+		return 2;
+	r = dr_portinfo(M_GET, path, hops, port, mkey, NULL, pi);
+	pi_print("get", r, pi);
+	if (r < 0)
+		memset(pi, 0, sizeof(pi));
+	memcpy(set, pi, 64);
+	put64(set, nkey);
+	put16(set + 26, (uint16_t)lease);
+	set[34] = (uint8_t)((set[34] & 0x3f) | (protect & 3) << 6);
+	set[32] &= 0xf0;			/* PortState: no change */
+	set[33] &= 0x0f;			/* PortPhysicalState: no change */
+	r = dr_portinfo(M_SET, path, hops, port, mkey, set, pi);
+	pi_print("set", r, pi);
+	return r < 0 ? 1 : 0;
+}
+
 static int run_sm(void)
 {
 	char line[128];
@@ -394,9 +498,19 @@ int main(int argc, char **argv)
 	} else if (argc == 5 && !strcmp(argv[1], "traps")) {
 		r = run_traps((uint16_t)strtoul(argv[2], NULL, 0),
 			      (unsigned int)strtoul(argv[3], NULL, 0), strtod(argv[4], NULL));
+	} else if (argc == 5 && !strcmp(argv[1], "mkey") && !strcmp(argv[2], "derive")) {
+		printf("0x%016llx\n", (unsigned long long)mkey_derive(strtoull(argv[3], NULL, 0),
+								strtoull(argv[4], NULL, 0)));
+		r = 0;
+	} else if (argc == 9 && !strcmp(argv[1], "mkey") && !strcmp(argv[2], "set")) {
+		r = run_mkey_set(argv[3], (uint8_t)strtoul(argv[4], NULL, 0),
+				 strtoull(argv[5], NULL, 0), strtoull(argv[6], NULL, 0),
+				 (unsigned int)strtoul(argv[7], NULL, 0),
+				 (unsigned int)strtoul(argv[8], NULL, 0));
 	} else {
 		fprintf(stderr, "usage: rogue sm [--key K | --auth K] [--priority P] [--state S] | "
-			"rogue traps LID COUNT SECONDS\n");
+			"rogue traps LID COUNT SECONDS | rogue mkey derive SECRET GUID | "
+			"rogue mkey set PATH PORT KEY NEWKEY PROTECT LEASE\n");
 		return 2;
 	}
 	fflush(stdout);

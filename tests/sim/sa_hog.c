@@ -76,20 +76,6 @@ static void header(uint8_t *m, uint8_t method, uint32_t tid, uint16_t attr)
 	put16(m + 16, attr);
 }
 
-/* An ACK of segment 1, window still 1 (IBA 13.6.2.1) */
-static void ack(uint32_t tid, unsigned int attr)
-{
-	uint8_t mad[MAD_SIZE];
-
-	header(mad, GETTABLE, tid, (uint16_t)attr);
-	mad[24] = 1;
-	mad[25] = RMPP_ACK;
-	mad[26] = RMPP_ACTIVE;
-	put32(mad + 28, 1);
-	put32(mad + 32, 1);
-	send_mad(mad);
-}
-
 int main(int argc, char **argv)
 {
 	static uint32_t tids[MAX_HOG];
@@ -154,27 +140,25 @@ int main(int argc, char **argv)
 				} else if (tid < n && get32(r + 28) == 1 && !alive[tid]) {
 					alive[tid] = 1;
 					first++;
-					/*
-					 * ACK at once: smd drops a transfer whose
-					 * segment 1 is not ACKed within 500 ms (a
-					 * receiver without RMPP), and a loaded
-					 * machine must not turn that into a slot
-					 * freed and a 17th transfer
-					 */
-					ack(tids[tid], attr);
 				}
 			}
 			len = (int)sizeof(buf) - (int)sizeof(struct ib_user_mad);
-			if (now_s() >= next_ack)
-				break;
 		}
 		if (now_s() < next_ack)
 			continue;
 		next_ack = now_s() + 0.2;
 		/* Every live transfer: ACK of segment 1, window still 1 (IBA 13.6.2.1) */
-		for (unsigned int t = 0; t < n; t++)
-			if (alive[t])
-				ack(tids[t], attr);
+		for (unsigned int t = 0; t < n; t++) {
+			if (!alive[t])
+				continue;
+			header(mad, GETTABLE, tids[t], (uint16_t)attr);
+			mad[24] = 1;
+			mad[25] = RMPP_ACK;
+			mad[26] = RMPP_ACTIVE;
+			put32(mad + 28, 1);
+			put32(mad + 32, 1);
+			send_mad(mad);
+		}
 	}
 	printf("sent=%lu first_segments=%lu no_resources=%lu other_status=%lu aborts=%lu\n",
 	       sent, first, nores, other, aborts);

@@ -18,6 +18,8 @@
 #                      node of the file, i.e. the SM host of topogen fabrics)
 #   SIM_PRELOAD_BEFORE libraries sim_run preloads BEFORE libumad2sim.so (shims
 #                      that wrap open/write must come first, see madcount.c)
+#   SIM_IBSIM_PRELOAD  a library preloaded into ibsim itself (mkey_sma.c: an
+#                      SMA that enforces M_Key, which ibsim does not)
 # Exported by sim_start: IBSIM_SOCKNAME, SIM_DIR, SIM_LOG, SIM_PRELOAD.
 # sim_start installs EXIT/INT/TERM traps that call sim_stop; an EXIT trap the
 # caller set before is kept and run afterwards, and so is a function named
@@ -147,7 +149,8 @@ sim_start() {
 	limits=$(sim_limits "$net")
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086
-	ibsim -s $limits "$@" "$net" <"$SIM_DIR/console" >"$SIM_LOG" 2>&1 &
+	env ${SIM_IBSIM_PRELOAD:+LD_PRELOAD="$SIM_IBSIM_PRELOAD"} ibsim -s $limits "$@" "$net" \
+		<"$SIM_DIR/console" >"$SIM_LOG" 2>&1 &
 	_SIM_PID=$!
 
 	waited=0

@@ -1087,6 +1087,87 @@ static void test_unencodable(void)
 	fake_fini(&f);
 }
 
+/* The M_Key callback: asked as each request enters the window, its key on the wire */
+struct mkey_seen {
+	unsigned int calls;
+	uint16_t dlid[8];
+};
+
+static uint64_t mkey_of(void *arg, const struct smp *req, uint16_t dlid)
+{
+	struct mkey_seen *m = arg;
+
+	if (m->calls < 8)
+		m->dlid[m->calls] = dlid;
+	m->calls++;
+	/* A key per request, from what the request says: its attribute modifier */
+	return UINT64_C(0x6d6b657900000000) | req->hdr.attr_mod;
+}
+
+static void test_mkey(void)
+{
+	static struct results res;
+	struct mkey_seen m = { 0 };
+	struct fake f;
+	struct txn *t;
+	struct smp s;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 2, 60000, 1);
+	/* Without a callback the caller's key goes out as it is */
+	dr_req(&s, SMP_ATTR_PORT_INFO, 7, 2);
+	s.mkey = 0x1234;
+	args[0] = (struct req_arg){ &res, 0 };
+	CHECK_EQ(txn_submit(t, &s, 0, on_done, &args[0]), 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	CHECK_EQ(wire_bits_get(f.sent[0].mad, 192, 64), 0x1234);
+	fake_answer(&f, 0, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.completed, 1);
+
+	txn_set_mkey(t, mkey_of, &m);
+	for (unsigned int i = 1; i <= 3; i++) {
+		dr_req(&s, SMP_ATTR_PORT_INFO, i, 2);
+		args[i] = (struct req_arg){ &res, i };
+		CHECK_EQ(txn_submit(t, &s, 0, on_done, &args[i]), 0);
+	}
+	smp_init_lid(&s, MAD_METHOD_GET, SMP_ATTR_NODE_INFO, 4);
+	args[4] = (struct req_arg){ &res, 4 };
+	CHECK_EQ(txn_submit(t, &s, 0x37, on_done, &args[4]), 0);
+	/* Submitting asks nothing: the key is chosen when a request enters the window */
+	CHECK_EQ(m.calls, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(m.calls, 2);
+	CHECK_EQ(f.nsent, 3);
+	CHECK_EQ(wire_bits_get(f.sent[1].mad, 192, 64), UINT64_C(0x6d6b657900000001));
+	CHECK_EQ(wire_bits_get(f.sent[2].mad, 192, 64), UINT64_C(0x6d6b657900000002));
+	/* A retry (the transport gave the request back) carries the same key */
+	fake_push(&f, f.sent[1].mad, MAD_SIZE, 110);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 4);
+	CHECK_EQ(m.calls, 2);
+	CHECK_EQ(sent_attr_mod(&f, 3), 1);
+	CHECK_EQ(wire_bits_get(f.sent[3].mad, 192, 64), UINT64_C(0x6d6b657900000001));
+	fake_answer(&f, 3, 0);
+	fake_answer(&f, 2, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(m.calls, 4);
+	CHECK_EQ(f.nsent, 6);
+	fake_answer(&f, 4, 0);
+	fake_answer(&f, 5, 0);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(m.dlid[0], 0);
+	CHECK_EQ(m.dlid[3], 0x37);
+	for (size_t i = 1; i < f.nsent; i++)
+		CHECK_EQ(wire_bits_get(f.sent[i].mad, 192, 64),
+			 UINT64_C(0x6d6b657900000000) | sent_attr_mod(&f, i));
+	CHECK_EQ(res.completed, 5);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_new_rejects);
@@ -1102,5 +1183,6 @@ int main(void)
 	RUN(test_unsolicited);
 	RUN(test_reentrancy);
 	RUN(test_unencodable);
+	RUN(test_mkey);
 	return unit_report();
 }

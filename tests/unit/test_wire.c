@@ -1262,6 +1262,56 @@ static void test_sm_info(void)
 	CHECK_EQ(resp.hdr.status, MAD_STATUS_METHOD_ATTR_UNSUPP);
 }
 
+/* Trap 256 as an SMA lays it out, byte by byte (IBA 14.2.5.1), and read back */
+static void test_bad_mkey_notice(void)
+{
+	uint8_t mad[MAD_SIZE] = { 1, MAD_CLASS_SMI, 1, MAD_METHOD_TRAP }, *d = mad + 64;
+	struct notice_bad_mkey n;
+	struct notice_summary ns;
+
+	mad[16] = 0x00, mad[17] = 0x02;		/* Notice */
+	d[0] = 0x82;				/* generic, type 2: security */
+	d[3] = 1;				/* producer: CA */
+	d[4] = 0x01, d[5] = 0x00;		/* trap 256 */
+	d[6] = 0x00, d[7] = 0x09;		/* issuer LID 9 */
+	d[12] = 0x00, d[13] = 0x2a;		/* requester LID 42 */
+	d[14] = 0xff, d[15] = 0xff;		/* DrSLID permissive */
+	d[16] = MAD_METHOD_SET;
+	d[18] = 0x00, d[19] = 0x15;		/* PortInfo */
+	d[20] = 0x80, d[23] = 0x01;		/* modifier 0x80000001 */
+	for (int i = 0; i < 8; i++)
+		d[24 + i] = (uint8_t)(0xa0 + i);
+	d[33] = 0x80 | 3;			/* DR notice, 3 hops */
+	d[34] = 1, d[35] = 4, d[36] = 2;
+	CHECK_EQ(notice_decode(mad, MAD_SIZE, &ns), 0);
+	CHECK_EQ(ns.trap_number, 256);
+	CHECK_EQ(notice_bad_mkey_decode(mad, MAD_SIZE, &n), 0);
+	CHECK_EQ(n.issuer_lid, 9);
+	CHECK_EQ(n.lid, 42);
+	CHECK_EQ(n.dr_slid, 0xffff);
+	CHECK_EQ(n.method, MAD_METHOD_SET);
+	CHECK_EQ(n.attr_id, SMP_ATTR_PORT_INFO);
+	CHECK_EQ(n.attr_mod, 0x80000001u);
+	CHECK_EQ(n.mkey, UINT64_C(0xa0a1a2a3a4a5a6a7));
+	CHECK(n.dr_notice && !n.dr_truncated);
+	CHECK_EQ(n.dr_hops, 3);
+	CHECK_EQ(n.dr_return_path[0], 1);
+	CHECK_EQ(n.dr_return_path[2], 2);
+	/* A hop count past the 30 bytes the Notice holds is clamped */
+	d[33] = 0xc0 | 63;
+	CHECK_EQ(notice_bad_mkey_decode(mad, MAD_SIZE, &n), 0);
+	CHECK(n.dr_truncated);
+	CHECK_EQ(n.dr_hops, NOTICE_DR_PATH_MAX);
+	/* Another trap number, a vendor notice, a short MAD: not a Bad M_Key trap */
+	d[5] = 0x01;
+	CHECK_EQ(notice_bad_mkey_decode(mad, MAD_SIZE, &n), -EBADMSG);
+	d[5] = 0x00;
+	d[0] = 0x02;
+	CHECK_EQ(notice_bad_mkey_decode(mad, MAD_SIZE, &n), -EBADMSG);
+	d[0] = 0x82;
+	CHECK_EQ(notice_bad_mkey_decode(mad, 200, &n), -EBADMSG);
+}
+
 int main(void)
 {
 	RUN(test_bits);
@@ -1281,5 +1331,6 @@ int main(void)
 	RUN(test_dr_path);
 	RUN(test_encodings);
 	RUN(test_sm_info);
+	RUN(test_bad_mkey_notice);
 	return unit_report();
 }
