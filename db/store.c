@@ -132,8 +132,20 @@ static const char *const migrations[] = {
 	"  created INTEGER NOT NULL,"
 	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
 
+	/* 3 -> 4: partitions and every endport's P_Keys, as the last sweep gave them */
+	"CREATE TABLE partition ("
+	"  pkey INTEGER PRIMARY KEY CHECK (pkey BETWEEN 1 AND 32767),"
+	"  name TEXT NOT NULL DEFAULT '',"
+	"  ipoib INTEGER NOT NULL DEFAULT 0 CHECK (ipoib IN (0, 1)),"
+	"  last_sweep INTEGER NOT NULL);"
+	"CREATE TABLE port_pkey ("
+	"  port_guid INTEGER NOT NULL,"
+	"  pkey INTEGER NOT NULL CHECK (pkey BETWEEN 1 AND 32767),"
+	"  full INTEGER NOT NULL CHECK (full IN (0, 1)),"
+	"  PRIMARY KEY (pkey, port_guid)) WITHOUT ROWID;",
+
 	/*
-	 * 3 -> 4: registered services (SA ServiceRecords, IBA 15.2.5.14): the
+	 * 4 -> 5: registered services (SA ServiceRecords, IBA 15.2.5.14): the
 	 * record as the SA keeps it, keyed by ServiceID, ServiceGID and
 	 * ServiceP_Key; expires: when the lease ends (Unix time), 0 never
 	 */
@@ -1177,6 +1189,53 @@ static int save_finish(struct save *sv)
 		    STR(STORE_KEEP_EVENTS), "pruning events");
 }
 
+/* The partitions and the endports' memberships: replaced whole */
+static int save_partitions(struct save *sv)
+{
+	const struct fabric *f = sv->f;
+	sqlite3_stmt *pt = NULL, *pk = NULL;
+	int r;
+
+	r = exec(sv->s, "DELETE FROM partition; DELETE FROM port_pkey", "clearing partitions");
+	if (!r)
+		r = prep(sv->s, "INSERT OR REPLACE INTO partition (pkey, name, ipoib, last_sweep)"
+			 " VALUES (?, ?, ?, ?)", &pt);
+	if (!r)
+		r = prep(sv->s, "INSERT OR REPLACE INTO port_pkey (port_guid, pkey, full)"
+			 " VALUES (?, ?, ?)", &pk);
+	for (size_t i = 0; !r && i < sv->sw->npartitions; i++) {
+		const struct store_partition *p = &sv->sw->partitions[i];
+
+		sqlite3_bind_int(pt, 1, p->pkey & 0x7fff);
+		sqlite3_bind_text(pt, 2, p->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(pt, 3, p->ipoib);
+		sqlite3_bind_int64(pt, 4, sv->id);
+		r = run(sv->s, pt, "saving a partition");
+	}
+	for (size_t i = 0; !r && i < f->nnodes; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; !r && pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			const uint16_t *k;
+			unsigned int nk;
+
+			if (!fabric_is_endport(p) || !p->lid || !p->pkey_tab)
+				continue;
+			k = fabric_port_pkeys(p, &nk);
+			for (unsigned int j = 0; !r && j < nk; j++) {
+				bind_guid(pk, 1, p->guid);
+				sqlite3_bind_int(pk, 2, k[j] & 0x7fff);
+				sqlite3_bind_int(pk, 3, !!(k[j] & 0x8000));
+				r = run(sv->s, pk, "saving a port's P_Keys");
+			}
+		}
+	}
+	sqlite3_finalize(pt);
+	sqlite3_finalize(pk);
+	return r;
+}
+
 int store_save_sweep(struct store *s, const struct fabric *f, const struct store_sweep *sw)
 {
 	struct save sv = { .s = s, .f = f, .sw = sw };
@@ -1208,6 +1267,8 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		r = save_links(&sv);
 	if (!r && f)
 		r = save_lids(&sv);
+	if (!r && f)
+		r = save_partitions(&sv);
 	if (!r)
 		r = save_finish(&sv);
 	sqlite3_finalize(sv.ev);
@@ -1663,6 +1724,52 @@ int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct sto
 	}
 	if (!r && rc != SQLITE_DONE)
 		r = store_fail(s, rc, "reading services");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_foreach_partition(struct store *s,
+			    int (*cb)(void *ctx, const struct store_partition *p), void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT pkey, name, ipoib FROM partition ORDER BY pkey", &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_partition p = {
+			.pkey = (uint16_t)(sqlite3_column_int(st, 0) & 0x7fff),
+			.ipoib = sqlite3_column_int(st, 2) != 0,
+		};
+		const unsigned char *name = sqlite3_column_text(st, 1);
+
+		snprintf(p.name, sizeof(p.name), "%s", name ? (const char *)name : "");
+		r = cb(ctx, &p);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading partitions");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_foreach_port_pkey(struct store *s,
+			    int (*cb)(void *ctx, const struct store_port_pkey *k), void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT port_guid, pkey, full FROM port_pkey ORDER BY pkey, port_guid",
+		     &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_port_pkey k = {
+			.port_guid = col_guid(st, 0),
+			.pkey = (uint16_t)((sqlite3_column_int(st, 1) & 0x7fff) |
+					   (sqlite3_column_int(st, 2) ? 0x8000 : 0)),
+		};
+
+		r = cb(ctx, &k);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading P_Keys");
 	sqlite3_finalize(st);
 	return r;
 }

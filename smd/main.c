@@ -29,6 +29,7 @@
 #include "smd/mcast.h"
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
+#include "smd/partition.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -511,8 +512,11 @@ static int control_resweep(void *ctx, bool heavy)
 
 	if (!sweeping_state(lp->smd))
 		return -EBUSY;
-	if (heavy)
+	if (heavy) {
+		/* The partitions file is read again too: membership changes apply */
+		partitions_reload(lp->smd, "smctl resweep --heavy");
 		lp->smd->resweep_heavy = true;
+	}
 	r = arm_timer(lp, 0);
 	return r < 0 ? r : 0;
 }
@@ -639,13 +643,14 @@ static int config_args(const struct smd *smd, struct smd_config *c, char *err, s
 
 /*
  * SIGHUP: read the configuration again. Keys that shape the running
- * daemon take effect at once; the port, the database, the capture, the
- * SMP window and the IPoIB group keep their values until a restart, and
- * smd says so (the key table in config.c decides which is which).
+ * daemon take effect at once; the port, the database, the capture and the
+ * SMP window keep their values until a restart, and smd says so (the key
+ * table in config.c decides which is which). The partitions file is read
+ * again; when it is refused, it and the ipoib keys stay as they were.
  */
 static void reload_config(struct smd *smd)
 {
-	struct smd_config c;
+	struct smd_config c, old;
 	char err[512];
 	int r;
 
@@ -663,6 +668,7 @@ static void reload_config(struct smd *smd)
 		warn_layered(&c);
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	old = smd->cfg;
 	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
@@ -671,6 +677,17 @@ static void reload_config(struct smd *smd)
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
+	/* The partitions and their IPoIB groups follow (smd/partition.c); the
+	 * keys they come from change only with them, so that status and
+	 * smctl partitions name the file in force */
+	if (partitions_reload(smd, "SIGHUP") < 0) {
+		smd->cfg.ipoib = old.ipoib;
+		smd->cfg.ipoib_mtu = old.ipoib_mtu;
+		smd->cfg.ipoib_rate = old.ipoib_rate;
+		smd->cfg.ipoib_sl = old.ipoib_sl;
+		memcpy(smd->cfg.partition_config, old.partition_config,
+		       sizeof(old.partition_config));
+	}
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -904,11 +921,21 @@ int main(int argc, char **argv)
 		fprintf(stderr, "smd: %s\n", err);
 		return EXIT_USAGE;
 	}
+	/* The partitions file: refused whole, with file:line, before anything runs */
+	r = partitions_load(&smd.cfg, smd.config_path, &smd.parts, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "smd: %s\n", err);
+		return EXIT_USAGE;
+	}
 	if (check) {
-		if (verbose)
+		if (verbose) {
 			config_print(&smd.cfg, stdout);
-		else
+			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
+			partitions_print(smd.parts, stdout, "# ");
+		} else {
 			printf("configuration OK\n");
+		}
+		part_conf_free(smd.parts);
 		return 0;
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
@@ -1003,6 +1030,7 @@ out:
 	mkey_free(&smd);
 	sa_free(smd.sa);
 	mcast_fini(&smd);
+	part_conf_free(smd.parts);
 	route_result_free(smd.routes);
 	fabric_free(smd.fabric);
 	store_close(smd.store);

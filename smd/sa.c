@@ -159,17 +159,13 @@ bool sa_trusted(const struct sa *sa, const struct sa_mad *req)
 	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
 }
 
-/* The P_Keys p holds: its table block 0 as read, or the default one */
-static const uint16_t default_pkeys[1] = { 0xffff };
-
+/* The P_Keys p holds (fabric_port_pkeys: the default one when not known) */
 static size_t port_pkeys(const struct fab_port *p, const uint16_t **out)
 {
-	if (p->pkeys_valid) {
-		*out = p->pkeys;
-		return 32;
-	}
-	*out = default_pkeys;
-	return 1;
+	unsigned int n;
+
+	*out = fabric_port_pkeys(p, &n);
+	return n;
 }
 
 bool sa_port_has_pkey(const struct fab_port *p, uint16_t pkey)
@@ -312,6 +308,7 @@ int sa_update(struct sa *sa, const struct fabric *f, const struct route_result *
 		/* Ports in and out of service since the last model (traps 64/65) */
 		sa_inform_update(sa, f);
 	}
+	sa->requester = NULL;
 	return 0;
 }
 
@@ -679,7 +676,7 @@ static int for_each_endport(struct sa *sa, const struct sa_mad *req, struct reco
 	if (one) {
 		const struct fab_port *p = fabric_port_by_lid(f, want);
 
-		return p && p->lid == want ? fn(p, req, r) : 0;
+		return p && p->lid == want && sa_part_visible(sa, p) ? fn(p, req, r) : 0;
 	}
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -687,7 +684,7 @@ static int for_each_endport(struct sa *sa, const struct sa_mad *req, struct reco
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (fabric_is_endport(p) && p->lid)
+			if (fabric_is_endport(p) && p->lid && sa_part_visible(sa, p))
 				e = fn(p, req, r);
 		}
 	}
@@ -746,7 +743,7 @@ static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct re
 
 			if (!p->pi_valid || !lid || (one && lid != want))
 				continue;
-			if (!swlid && pn == 0)
+			if ((!swlid && pn == 0) || !sa_part_visible(sa, p))
 				continue;
 			if ((by_cap && (p->pi.cap_mask & cap) != cap) ||
 			    (by_cap2 && (p->pi.cap_mask2 & cap2) != cap2))
@@ -767,7 +764,7 @@ static int collect_switch_infos(struct sa *sa, const struct sa_mad *req, struct 
 	for (size_t i = 0; i < f->nswitches && !e; i++) {
 		const struct fab_node *n = f->switches[i];
 
-		if (!n->si_valid || !n->ports[0].lid)
+		if (!n->si_valid || !n->ports[0].lid || !sa_part_visible(sa, &n->ports[0]))
 			continue;
 		sa_switch_info_record_encode(n->ports[0].lid, &n->si, rec);
 		e = sa_rec_offer(r, req, rec);
@@ -795,7 +792,8 @@ static int collect_links(struct sa *sa, const struct sa_mad *req, struct records
 			from = n->type == NODE_TYPE_SWITCH ? n->ports[0].lid : p->lid;
 			to = p->peer->node->type == NODE_TYPE_SWITCH ? p->peer->node->ports[0].lid :
 								      p->peer->lid;
-			if (!from || !to || (one && from != want))
+			if (!from || !to || (one && from != want) || !sa_part_visible(sa, p) ||
+			    !sa_part_visible(sa, p->peer))
 				continue;
 			sa_link_record_encode(from, (uint8_t)pn, p->peer->num, to, rec);
 			e = sa_rec_offer(r, req, rec);
@@ -815,7 +813,8 @@ static int collect_lfts(struct sa *sa, const struct sa_mad *req, struct records 
 	for (size_t i = 0; i < f->nswitches && !e; i++) {
 		const struct fab_node *n = f->switches[i];
 
-		if (!n->lft_len || !n->ports[0].lid || (one && n->ports[0].lid != want))
+		if (!n->lft_len || !n->ports[0].lid || (one && n->ports[0].lid != want) ||
+		    !sa_part_visible(sa, &n->ports[0]))
 			continue;
 		for (uint32_t b = 0; b * LFT_BLOCK_SIZE < n->lft_len && !e; b++) {
 			struct lft_block blk;
@@ -849,21 +848,6 @@ static int collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct reco
 		e = sa_rec_offer(r, req, rec);
 	}
 	return e;
-}
-
-static int pkey_record(const struct fab_port *p, const struct sa_mad *req, struct records *r)
-{
-	uint8_t rec[72];
-
-	if (!p->pkeys_valid)
-		return 0;
-	sa_pkey_record_encode(p->lid, 0, p->num, p->pkeys, rec);
-	return sa_rec_offer(r, req, rec);
-}
-
-static int collect_pkeys(struct sa *sa, const struct sa_mad *req, struct records *r)
-{
-	return for_each_endport(sa, req, r, pkey_record);
 }
 
 /*
@@ -932,7 +916,8 @@ static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct record
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (!fabric_is_endport(p) || !p->lid || (one && p->lid != want))
+			if (!fabric_is_endport(p) || !p->lid || (one && p->lid != want) ||
+			    !sa_part_visible(sa, p))
 				continue;
 			if (n->type != NODE_TYPE_SWITCH) {
 				e = vlarb_port(sa, p->lid, p, req, r);
@@ -1019,9 +1004,8 @@ int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *
 	pr->dlid = dlid;
 	pr->reversible = 1;
 	pr->numb_path = 0;
-	/* One partition: the default, full membership */
-	pr->pkey = 0xffff;
-	if ((m & PR_CM_PKEY) && (w->pkey & 0x7fff) != 0x7fff)
+	/* A partition both ends and the requester share (smd/sa_part.c) */
+	if (sa_part_path_pkey(sa, src, dst, m & PR_CM_PKEY, w->pkey, &pr->pkey) < 0)
 		return -1;
 	/*
 	 * The SL the routing engine gave this path: the SL-to-VL tables put it
@@ -1368,7 +1352,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 		if (n->type == NODE_TYPE_SWITCH) {
 			uint16_t lid = n->ports[0].lid;
 
-			if (!lid || (one && lid != want))
+			if (!lid || (one && lid != want) || !sa_part_visible(sa, &n->ports[0]))
 				continue;
 			/* Every (in, out) pair a packet can take: port 0 or a linked port in */
 			for (unsigned int in = 0; in <= n->num_ports && !e; in++) {
@@ -1384,7 +1368,8 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 		for (unsigned int pn = 1; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (!p->lid || !p->has_path || (one && p->lid != want))
+			if (!p->lid || !p->has_path || (one && p->lid != want) ||
+			    !sa_part_visible(sa, p))
 				continue;
 			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, true, &cap);
 		}
@@ -1562,6 +1547,9 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		respond_status(sa, &req, from, MAD_STATUS_BUSY);
 		return;
 	}
+	/* Partitions: what this requester may see (smd/sa_part.c) */
+	sa->requester = fabric_port_by_lid(sa->f, from->slid);
+	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
 	if (modify) {
 		answer_modify(sa, &req, from);
 		return;
@@ -1589,7 +1577,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_LINK_RECORD: e = collect_links(sa, &req, &recs); break;
 	case SA_ATTR_LFT_RECORD: e = collect_lfts(sa, &req, &recs); break;
 	case SA_ATTR_SM_INFO_RECORD: e = collect_sm_infos(sa, &req, &recs); break;
-	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
+	case SA_ATTR_PKEY_RECORD: e = sa_pkey_collect(sa, &req, &recs); break;
 	case SA_ATTR_GUID_INFO_RECORD: e = sa_guid_collect(sa, &req, &recs); break;
 	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_INFORM_INFO_RECORD: e = sa_inform_collect(sa, &req, from, &recs); break;

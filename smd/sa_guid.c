@@ -217,7 +217,8 @@ int sa_guid_collect(struct sa *sa, const struct sa_mad *req, struct records *r)
 		uint16_t lid = (uint16_t)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 0);
 		const struct fab_port *p = fabric_port_by_lid(f, lid);
 
-		return p && p->lid == lid ? guid_records(sa, p, req, r) : 0;
+		return p && p->lid == lid && sa_part_visible(sa, p) ?
+		       guid_records(sa, p, req, r) : 0;
 	}
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -225,7 +226,8 @@ int sa_guid_collect(struct sa *sa, const struct sa_mad *req, struct records *r)
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (fabric_is_endport(p) && p->lid)
+			/* Partitions: only ports the requester shares one with */
+			if (fabric_is_endport(p) && p->lid && sa_part_visible(sa, p))
 				e = guid_records(sa, p, req, r);
 		}
 	}

@@ -71,7 +71,7 @@ struct sa_inform_db {
 	struct sa_ep {
 		uint64_t guid;
 		uint16_t lid;
-		bool pkeys_valid;
+		uint16_t npkeys;	/* the first 32 of its P_Keys (fabric_port_pkeys) */
 		uint16_t pkeys[32];
 	} *eps;
 	size_t neps;
@@ -397,9 +397,9 @@ void sa_report_forward(struct sa *sa, const uint8_t *smp_notice, size_t len, uin
 	gid_encode(sa->env->subnet_prefix, src->guid, n.issuer_gid);
 	db->st.forwarded++;
 	{
-		static const uint16_t dflt = 0xffff;
-		struct about_port ab = { src->pkeys_valid ? src->pkeys : &dflt,
-					 src->pkeys_valid ? 32 : 1 };
+		unsigned int nk;
+		const uint16_t *k = fabric_port_pkeys(src, &nk);
+		struct about_port ab = { k, nk };
 
 		notify(sa, &n, NULL, &ab, 0);
 	}
@@ -485,9 +485,14 @@ void sa_inform_update(struct sa *sa, const struct fabric *f)
 
 			if (!fabric_is_endport(p) || !p->lid)
 				continue;
+			unsigned int nk;
+			const uint16_t *keys = fabric_port_pkeys(p, &nk);
+
+			if (nk > 32)
+				nk = 32;
 			eps[n] = (struct sa_ep){ .guid = p->guid, .lid = p->lid,
-						 .pkeys_valid = p->pkeys_valid };
-			memcpy(eps[n].pkeys, p->pkeys, sizeof(eps[n].pkeys));
+						 .npkeys = (uint16_t)nk };
+			memcpy(eps[n].pkeys, keys, nk * sizeof(keys[0]));
 			n++;
 		}
 	}
@@ -508,7 +513,6 @@ void sa_inform_update(struct sa *sa, const struct fabric *f)
 	db->n = kept;
 	/* Ports gone (65) and come (64): a merge of the two sorted lists */
 	for (i = 0, j = 0; db->have_eps && (i < db->neps || j < n);) {
-		static const uint16_t dflt = 0xffff;
 		const struct sa_ep *ep;
 		struct about_port ab;
 		struct notice no;
@@ -522,8 +526,8 @@ void sa_inform_update(struct sa *sa, const struct fabric *f)
 		}
 		/* Heard of where the port was (65) or is (64) a member */
 		ep = out ? &db->eps[i++] : &eps[j++];
-		ab.pkeys = ep->pkeys_valid ? ep->pkeys : &dflt;
-		ab.n = ep->pkeys_valid ? 32 : 1;
+		ab.pkeys = ep->pkeys;
+		ab.n = ep->npkeys;
 		gid_encode(sa->env->subnet_prefix, ep->guid, gid);
 		log_debug("SA: port 0x%016llx %s service (trap %u)", (unsigned long long)ep->guid,
 			  out ? "out of" : "in", out ? 65 : 64);

@@ -46,6 +46,9 @@ struct sa {
 	struct sa_inform_db *inf;	/* subscriptions and Reports (sa_inform.c) */
 	struct sa_rx *rx;		/* GetMulti requests coming in by RMPP */
 	unsigned int nrx;
+	/* The request being answered: its port (NULL: unknown LID), trusted (SM_Key) */
+	const struct fab_port *requester;
+	bool req_trusted;
 };
 
 /* Add a record; -E2BIG past the SA's limit, -ENOMEM */
@@ -147,5 +150,16 @@ void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad
 		       uint16_t status);
 void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       uint8_t method, const uint8_t *rec, size_t size);
+/*
+ * sa_part.c: partitions. What the requester of the request being answered
+ * may see: records of port p (a switch: by its port 0); the P_Key a
+ * PathRecord from src to dst carries (given: the request names want),
+ * -1 when none; a multicast group of P_Key pkey. P_KeyTableRecords.
+ */
+bool sa_part_visible(const struct sa *sa, const struct fab_port *p);
+int sa_part_path_pkey(const struct sa *sa, const struct fab_port *src, const struct fab_port *dst,
+		      bool given, uint16_t want, uint16_t *pkey);
+bool sa_part_group_visible(const struct sa *sa, uint16_t pkey);
+int sa_pkey_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
 
 #endif

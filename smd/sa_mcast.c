@@ -49,6 +49,9 @@ static int group_records(struct sa *sa, const struct mc_group *g, const struct s
 	uint8_t rec[MCR_SIZE];
 	int e = 0;
 
+	/* A group of a partition the requester is not in is not its business */
+	if (!sa_part_group_visible(sa, g->p.pkey))
+		return 0;
 	if (!g->nmembers || !sa_trusted(sa, req)) {
 		group_record(sa, g, 0, 0, false, rec);
 		return sa_rec_offer(r, req, rec);
@@ -159,13 +162,14 @@ uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct m
 	if (join) {
 		struct mc_port port = {
 			.guid = member->guid,
-			.pkeys = member->pkeys_valid ? member->pkeys : NULL,
-			.npkeys = member->pkeys_valid ? 32 : 0,
 			.mtu = fabric_port_linked(member) ? path_link_mtu(member) :
 				member->pi.mtu_cap,
 			.rate = path_link_rate(member),
 		};
 
+		/* The P_Keys smd gave the port (smd/sweep.c phase_pkeys) */
+		if (member->pkey_tab)
+			port.pkeys = fabric_port_pkeys(member, &port.npkeys);
 		e = mc_join(sa->mc, &q, &port, &g, &state);
 		if (e < 0)
 			return mc_status(e);

@@ -151,6 +151,9 @@ static void mpr_answer(struct sa *sa, const struct sa_mad *req, const struct mad
 	int status = 0, e = 0;
 	uint64_t m = req->comp_mask;
 
+	/* Partitions: the paths this requester may see (smd/sa_part.c) */
+	sa->requester = fabric_port_by_lid(sa->f, from->slid);
+	sa->req_trusted = sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
 	multipath_record_decode(rec, &mp);
 	ns = mp.sgid_count;
 	nd = mp.dgid_count;

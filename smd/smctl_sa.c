@@ -15,6 +15,7 @@
 
 #include "mad/port.h"
 #include "mad/sa.h"
+#include "mad/wire.h"
 #include "mad/txn.h"
 #include "smd/json.h"
 #include "smd/smctl.h"
@@ -337,6 +338,28 @@ static void print_inform(const uint8_t *rec)
 	printf("QPN %u%s\n", ii.qpn, ii.generic ? "" : " (vendor)");
 }
 
+/* P_KeyTableRecord (IBA 15.2.5.11): LID, port, block and the keys it holds */
+static void print_pkeys(const uint8_t *rec)
+{
+	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_PKEY_RECORD, rec, 1);
+	uint16_t keys[32];
+	bool any = false;
+
+	printf("%-5" PRIu64 " %-4" PRIu64 " %-5u", sa_record_field(SA_ATTR_PKEY_RECORD, rec, 0),
+	       sa_record_field(SA_ATTR_PKEY_RECORD, rec, 2), blk);
+	/* The block follows LID, block number and port (IBA 15.2.5.11): 8 bytes */
+	pkey_block_decode(rec + 8, keys);
+	for (unsigned int i = 0; i < 32; i++) {
+		unsigned int k = keys[i];
+
+		if (!(k & 0x7fff))
+			continue;
+		printf(" %u:0x%04x(%s)", blk * 32 + i, k, k & 0x8000 ? "full" : "limited");
+		any = true;
+	}
+	printf("%s\n", any ? "" : " (empty)");
+}
+
 static void print_mft(const uint8_t *rec)
 {
 	uint16_t lid, blk, masks[32];
@@ -460,7 +483,7 @@ static const struct {
 	{ "links", SA_ATTR_LINK_RECORD, "FromLID FromPort ToPort ToLID" },
 	{ "lft", SA_ATTR_LFT_RECORD, "LID Block" },
 	{ "sminfo", SA_ATTR_SM_INFO_RECORD, "LID reserved GUID SMKey ActCount Priority State" },
-	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID Block Port" },
+	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID   Port Block index:P_Key(membership)..." },
 	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
@@ -934,6 +957,8 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 				print_service(record(&a, i), false);
 			else if (kinds[ki].attr == SA_ATTR_INFORM_INFO_RECORD)
 				print_inform(record(&a, i));
+			else if (kinds[ki].attr == SA_ATTR_PKEY_RECORD)
+				print_pkeys(record(&a, i));
 			else
 				print_generic(kinds[ki].attr, record(&a, i));
 		}

@@ -93,8 +93,12 @@ static void setup(void)
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
 			pp->pi.guid_cap = 8;
-			pp->pkeys[0] = 0xffff;
-			pp->pkeys_valid = fabric_is_endport(pp);
+			if (fabric_is_endport(pp)) {
+				static const uint16_t dflt[32] = { 0xffff };
+
+				CHECK_EQ(fabric_port_set_pkeys(pp, dflt, 32), 0);
+				pp->pkeys_valid = true;
+			}
 		}
 }
 
@@ -989,13 +993,21 @@ static uint16_t sr_send(struct sa *sa, uint8_t method, const struct service_reco
 
 #define SR_KEYMASK (SR_CM_ID | SR_CM_GID | SR_CM_PKEY)
 
+/* Give port p the P_Keys a, b (0: none) in a one-block table, as a sweep would */
+static void hold_keys(struct fab_port *p, uint16_t a, uint16_t b)
+{
+	uint16_t tab[32] = { a, b };
+
+	CHECK_EQ(fabric_port_set_pkeys(p, tab, 32), 0);
+	p->pkeys_valid = true;
+}
+
 static void test_services(void)
 {
 	struct sa_env e2 = env;
 	struct sa *sa;
 	struct service_record r, got;
 	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2 = port_of("h2", 1);
-	uint16_t keep1[32], keep2[32], keep3[32];
 	uint64_t full = SR_KEYMASK | SR_CM_LEASE | SR_CM_KEY | SR_CM_NAME | SR_CM_DATA32(2);
 	uint8_t *data;
 	size_t n, rsize;
@@ -1078,11 +1090,8 @@ static void test_services(void)
 	 * default partition only. A service in 0x8001 needs a port that holds
 	 * it, and is seen by members that share it only.
 	 */
-	memcpy(keep1, h1->pkeys, sizeof(keep1));
-	memcpy(keep2, h2->pkeys, sizeof(keep2));
-	memcpy(keep3, h3->pkeys, sizeof(keep3));
-	h1->pkeys[1] = 0x8001;
-	h3->pkeys[0] = 0x0001;
+	hold_keys(h1, 0xffff, 0x8001);
+	hold_keys(h3, 0x0001, 0);
 	sr_make(&r, 0x77, h2, "smd.test.p");
 	r.pkey = 0x8001;
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), SA_STATUS_REQ_INVALID);
@@ -1095,18 +1104,17 @@ static void test_services(void)
 	sr_make(&r, 0x78, h3, "smd.test.q");
 	r.pkey = 0x0001;
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), 0);
-	h1->pkeys[1] = 0x0001;
+	hold_keys(h1, 0xffff, 0x0001);
 	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), SA_STATUS_NO_RECORDS);
-	h1->pkeys[1] = 0x8001;
+	hold_keys(h1, 0xffff, 0x8001);
 	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
 	/* h3 (no default P_Key now) sees none of the default partition's */
 	sr_make(&r, 0x79, h2, "smd.test.r");
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
 	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), SA_STATUS_NO_RECORDS);
 	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
-	memcpy(h1->pkeys, keep1, sizeof(keep1));
-	memcpy(h2->pkeys, keep2, sizeof(keep2));
-	memcpy(h3->pkeys, keep3, sizeof(keep3));
+	hold_keys(h1, 0xffff, 0);
+	hold_keys(h3, 0xffff, 0);
 
 	/* One port may hold SVC_PER_PORT (256) services, no more */
 	for (unsigned int i = 0; i < 300; i++) {
@@ -1511,8 +1519,8 @@ static struct fabric *fabric_without(const char *host)
 				pp->pi.lid = old->ports[p].lid;
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
-			pp->pkeys[0] = 0xffff;
-			pp->pkeys_valid = fabric_is_endport(pp);
+			if (fabric_is_endport(pp))
+				hold_keys(pp, 0xffff, 0);
 		}
 	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
 	CHECK_EQ(route_compute(route_engine_find("minhop"), f, NULL, &rs, NULL), 0);
@@ -2097,6 +2105,166 @@ static void test_fuzz(void)
 	sa_free(sa);
 }
 
+/* Give port p the keys k (a one-block table), as a sweep would have programmed it */
+static void set_keys(struct fab_port *p, const uint16_t *k, unsigned int n)
+{
+	uint16_t tab[32] = { 0 };
+
+	memcpy(tab, k, n * sizeof(*k));
+	CHECK_EQ(fabric_port_set_pkeys(p, tab, 32), 0);
+	p->pkeys_valid = true;
+}
+
+/* A PathRecord Get from port `from` (NULL: a LID the model does not know) */
+static uint16_t path_get(struct sa *sa, const struct fab_port *from, const struct fab_port *s,
+			 const struct fab_port *d, int pkey, uint16_t *got_pkey)
+{
+	static uint64_t tid = 9000;
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	struct path_record pr = { .slid = s->lid, .dlid = d->lid }, got;
+	uint8_t rec[64];
+	struct sa_mad m;
+
+	pr.pkey = (uint16_t)(pkey < 0 ? 0 : pkey);
+	path_record_encode(&pr, rec);
+	req_from = &a;
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | (pkey < 0 ? 0 : PR_CM_PKEY), rec, 64, ++tid);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[0], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	path_record_decode(m.data, &got);
+	*got_pkey = m.hdr.status ? 0 : got.pkey;
+	return m.hdr.status;
+}
+
+/* Records of a GetTable of attr from port `from` (NULL: an unknown LID) */
+static size_t table_from(struct sa *sa, const struct fab_port *from, uint16_t attr)
+{
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	uint8_t *tab = NULL;
+	size_t n, rsize;
+
+	req_from = &a;
+	n = get_table(sa, attr, 0, NULL, 0, &tab, &rsize);
+	req_from = NULL;
+	free(tab);
+	return n;
+}
+
+/*
+ * Partitions (smd/sa_part.c): h1 and h3 full members of A (0x0001), h2's
+ * first port of B (0x0002), its second a limited member of A, every CA port
+ * limited in Default, the SM's port and the switches full there.
+ */
+static void test_partitions(void)
+{
+	static const uint16_t full_dflt[] = { 0xffff }, a_full[] = { 0x7fff, 0x8001 },
+		b_full[] = { 0x7fff, 0x8002 }, a_lim[] = { 0x7fff, 0x0001 };
+	struct fab_port *sm = port_of("sm", 1), *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	struct fab_port *h2a = port_of("h2", 1), *h2b = port_of("h2", 2);
+	struct fab_port *s1 = port_of("s1", 0), *s1h1 = port_of("s1", 5);
+	struct mc_params ap = { .qkey = 0x0b1b, .pkey = 0x8001, .mtu = 4, .rate = 3, .scope = 2 };
+	struct mc_member_record r;
+	struct sa_env e = env;
+	struct mc_db *db;
+	struct sa *sa;
+	uint8_t bc[16];
+	uint16_t k;
+
+	set_keys(h1, a_full, 2);
+	set_keys(h3, a_full, 2);
+	set_keys(h2a, b_full, 2);
+	set_keys(h2b, a_lim, 2);
+	/* The switch port facing h1 holds h1's keys: its enforcement table */
+	set_keys(s1h1, a_full, 2);
+	e.trusted_key = 0x5eed;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* A to A carries A's P_Key; a limited member of A pairs with a full one */
+	CHECK_EQ(path_get(sa, h1, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h1, h1, h2b, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h2b, h2b, h1, -1, &k), 0);
+	CHECK_EQ(k, 0x0001);	/* the source's own entry: limited */
+	/* A to B: none, whoever asks */
+	CHECK_EQ(path_get(sa, h1, h1, h2a, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2a, h2a, h1, -1, &k), SA_STATUS_NO_RECORDS);
+	/* Default between two limited members: none; with the SM (full): Default */
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x7fff, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h1, h1, sm, -1, &k), 0);
+	CHECK_EQ(k, 0x7fff);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x8001, &k), 0);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x0002, &k), SA_STATUS_NO_RECORDS);
+	/* A third port must be in A too: h2's B port is not, the SM's is not */
+	CHECK_EQ(path_get(sa, h2a, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2b, h1, h3, -1, &k), 0);
+	/* Unless it shows the SM_Key smd trusts; an unknown LID gets nothing */
+	req_sm_key = 0x5eed;
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	req_sm_key = 0;
+	CHECK_EQ(path_get(sa, NULL, sm, sm, -1, &k), SA_STATUS_NO_RECORDS);
+	/*
+	 * NodeRecords: 8 endports. h1 sees the SM and 3 switches (Default, full
+	 * there), itself, h3 and h2's A port: 7; h2's B port the 4 and itself
+	 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_NODE_RECORD), 8);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_NODE_RECORD), 7);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_NODE_RECORD), 5);
+	CHECK_EQ(table_from(sa, NULL, SA_ATTR_NODE_RECORD), 0);
+	/* PortInfoRecords of h2's B port: not for h1 (a switch's all go by port 0) */
+	CHECK(table_from(sa, h1, SA_ATTR_PORT_INFO_RECORD) <
+	      table_from(sa, sm, SA_ATTR_PORT_INFO_RECORD));
+	/* P_KeyTableRecords: 8 endports and the switch port facing h1 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_PKEY_RECORD), 9);
+	{
+		struct records_probe { uint8_t rec[72]; } q = { { 0 } };
+		uint8_t *tab = NULL;
+		size_t rsize, n;
+
+		/* Component 0 (LID) and 2 (PortNum): s1's port 5 holds h1's keys */
+		q.rec[0] = (uint8_t)(s1->lid >> 8);
+		q.rec[1] = (uint8_t)s1->lid;
+		q.rec[4] = 5;
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 1 | 4, q.rec, 72, &tab, &rsize);
+		CHECK_EQ(n, 1);
+		if (n == 1) {
+			CHECK_EQ(wire_bits_get(tab, 64, 16), 0x7fff);
+			CHECK_EQ(wire_bits_get(tab, 80, 16), 0x8001);
+		}
+		free(tab);
+	}
+	/* Multicast: a host of B may not join A's group, nor see it */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0x8001, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &ap, NULL), 0);
+	sa_set_mcast(sa, db, NULL);
+	mcr_make(&r, h2a, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h2a, NULL), SA_STATUS_REQ_INVALID);
+	mcr_make(&r, h3, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h3, NULL), 0);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_MCMEMBER_RECORD), 1);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_MCMEMBER_RECORD), 0);
+	sa_free(sa);
+	mc_db_free(db);
+	/* Back to one partition for the tests after this one */
+	for (size_t i = 0; i < fab->nnodes; i++)
+		for (unsigned int p = 0; p <= fab->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &fab->nodes[i]->ports[p];
+
+			free(pp->pkey_tab);
+			pp->pkey_tab = NULL;
+			pp->pkey_len = pp->pkey_nkeys = 0;
+			if (fabric_is_endport(pp))
+				set_keys(pp, full_dflt, 1);
+		}
+}
+
 /* Every record type smd serves names each of its fields, once (smctl --json) */
 static void test_field_names(void)
 {
@@ -2154,6 +2322,7 @@ int main(void)
 	RUN(test_inform);
 	RUN(test_multipath);
 	RUN(test_lmc_paths);
+	RUN(test_partitions);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);

@@ -1313,6 +1313,90 @@ static void test_kill9(void)
 	fabric_free(b);
 }
 
+struct part_rows {
+	struct store_partition p[8];
+	struct store_port_pkey k[16];
+	size_t np, nk;
+};
+
+static int part_row(void *ctx, const struct store_partition *p)
+{
+	struct part_rows *r = ctx;
+
+	if (r->np < 8)
+		r->p[r->np] = *p;
+	r->np++;
+	return 0;
+}
+
+static int pkey_row(void *ctx, const struct store_port_pkey *k)
+{
+	struct part_rows *r = ctx;
+
+	if (r->nk < 16)
+		r->k[r->nk] = *k;
+	r->nk++;
+	return 0;
+}
+
+/* Partitions and memberships: saved with the fabric, replaced by the next */
+static void test_partitions(void)
+{
+	const char *db = path_of("parts.db");
+	struct store *s = NULL;
+	struct fabric *f = fabric_one();
+	struct store_partition parts[2] = {
+		{ .pkey = 0x7fff, .ipoib = true, .name = "Default" },
+		{ .pkey = 0x0001, .name = "A" },
+	};
+	struct store_sweep sw = sweep_one;
+	static const uint16_t t1[32] = { 0x7fff, 0x8001 }, t2[32] = { 0xffff };
+	struct part_rows r = { 0 };
+	struct fab_node *ca1 = fabric_find(f, CA1), *sw1 = fabric_find(f, SW1);
+
+	CHECK(ca1 && sw1);
+	if (!ca1 || !sw1)
+		return;
+	CHECK_EQ(fabric_port_set_pkeys(&ca1->ports[1], t1, 32), 0);
+	CHECK_EQ(fabric_port_set_pkeys(&sw1->ports[0], t2, 32), 0);
+	sw.partitions = parts;
+	sw.npartitions = 2;
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	CHECK_EQ(store_save_sweep(s, f, &sw), 0);
+	CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+	CHECK_EQ(store_foreach_port_pkey(s, pkey_row, &r), 0);
+	CHECK_EQ(r.np, 2);
+	CHECK(r.p[0].pkey == 0x0001 && !strcmp(r.p[0].name, "A") && !r.p[0].ipoib);
+	CHECK(r.p[1].pkey == 0x7fff && !strcmp(r.p[1].name, "Default") && r.p[1].ipoib);
+	/* Sorted by P_Key: CA1's A (full), then Default: CA1 limited, SW1 full */
+	CHECK_EQ(r.nk, 3);
+	CHECK(r.k[0].port_guid == CA1P1 && r.k[0].pkey == 0x8001);
+	CHECK(r.k[1].pkey == 0x7fff || r.k[1].pkey == 0xffff);
+	CHECK(r.k[2].pkey == 0x7fff || r.k[2].pkey == 0xffff);
+	CHECK(r.k[1].port_guid != r.k[2].port_guid);
+	/* The next sweep's fabric replaces them; a failed sweep keeps them */
+	sw.npartitions = 1;
+	CHECK_EQ(fabric_port_set_pkeys(&ca1->ports[1], t2, 32), 0);
+	{
+		struct store_sweep failed = sweep_one;
+
+		failed.err = -EIO;
+		CHECK_EQ(store_save_sweep(s, NULL, &failed), 0);
+		memset(&r, 0, sizeof(r));
+		CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+		CHECK_EQ(r.np, 2);
+	}
+	CHECK_EQ(store_save_sweep(s, f, &sw), 0);
+	memset(&r, 0, sizeof(r));
+	CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+	CHECK_EQ(store_foreach_port_pkey(s, pkey_row, &r), 0);
+	CHECK_EQ(r.np, 1);
+	CHECK_EQ(r.nk, 2);
+	CHECK(r.nk == 2 && r.k[0].pkey == 0xffff && r.k[1].pkey == 0xffff);
+	store_close(s);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s", "/tmp/smd-test-store-XXXXXX");
@@ -1334,6 +1418,7 @@ int main(void)
 	RUN(test_locked);
 	RUN(test_kill9);
 	RUN(test_services);
+	RUN(test_partitions);
 	rm_tmpdir();
 	return unit_report();
 }
