@@ -381,7 +381,27 @@ static void write_json(FILE *out, struct fab_node **nodes, size_t n, const struc
 		fprintf(out, "%s\n    { \"mgid\": \"%s\", \"mlid\": \"0x%04x\" }", i ? "," : "", g,
 			m->mcast[i].mlid);
 	}
-	fprintf(out, "%s]\n}\n", m->nmcast ? "\n  " : "");
+	fprintf(out, "%s],\n  \"partitions\": [", m->nmcast ? "\n  " : "");
+	/* Each partition with its members: the keys come sorted by P_Key */
+	for (size_t i = 0, k = 0; i < m->nparts; i++) {
+		const struct store_partition *p = &m->parts[i];
+		bool firstm = true;
+
+		fprintf(out, "%s\n    { \"pkey\": \"0x%04x\", \"name\": ", i ? "," : "", p->pkey);
+		json_str(out, p->name);
+		fprintf(out, ", \"ipoib\": %s, \"members\": [", p->ipoib ? "true" : "false");
+		while (k < m->npkeys && (m->pkeys[k].pkey & 0x7fff) < p->pkey)
+			k++;
+		for (; k < m->npkeys && (m->pkeys[k].pkey & 0x7fff) == p->pkey; k++) {
+			fprintf(out, "%s\n        { \"guid\": \"0x%016" PRIx64 "\", "
+				"\"membership\": \"%s\" }", firstm ? "" : ",",
+				m->pkeys[k].port_guid,
+				m->pkeys[k].pkey & 0x8000 ? "full" : "limited");
+			firstm = false;
+		}
+		fprintf(out, "%s] }", firstm ? "" : "\n      ");
+	}
+	fprintf(out, "%s]\n}\n", m->nparts ? "\n  " : "");
 }
 
 /* ---- Graphviz ---- */

@@ -31,6 +31,11 @@ struct dump_meta {
 	/* json: the live multicast groups (store_foreach_mcast), may be none */
 	const struct store_mcast *mcast;
 	size_t nmcast;
+	/* json: the partitions, and the endports' P_Keys sorted by P_Key (may be none) */
+	const struct store_partition *parts;
+	size_t nparts;
+	const struct store_port_pkey *pkeys;
+	size_t npkeys;
 };
 
 /* "ibnetdiscover", "json" or "dot": 0, or -EINVAL */

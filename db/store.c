@@ -133,6 +133,32 @@ static const char *const migrations[] = {
 	"  mlid INTEGER NOT NULL CHECK (mlid BETWEEN 49152 AND 65534),"
 	"  created INTEGER NOT NULL,"
 	"  last_seen INTEGER NOT NULL) WITHOUT ROWID;",
+
+	/* 3 -> 4: partitions and every endport's P_Keys, as the last sweep gave them */
+	"CREATE TABLE partition ("
+	"  pkey INTEGER PRIMARY KEY CHECK (pkey BETWEEN 1 AND 32767),"
+	"  name TEXT NOT NULL DEFAULT '',"
+	"  ipoib INTEGER NOT NULL DEFAULT 0 CHECK (ipoib IN (0, 1)),"
+	"  last_sweep INTEGER NOT NULL);"
+	"CREATE TABLE port_pkey ("
+	"  port_guid INTEGER NOT NULL,"
+	"  pkey INTEGER NOT NULL CHECK (pkey BETWEEN 1 AND 32767),"
+	"  full INTEGER NOT NULL CHECK (full IN (0, 1)),"
+	"  PRIMARY KEY (pkey, port_guid)) WITHOUT ROWID;",
+
+	/*
+	 * 4 -> 5: registered services (SA ServiceRecords, IBA 15.2.5.14): the
+	 * record as the SA keeps it, keyed by ServiceID, ServiceGID and
+	 * ServiceP_Key; expires: when the lease ends (Unix time), 0 never
+	 */
+	"CREATE TABLE service ("
+	"  id INTEGER NOT NULL,"
+	"  gid BLOB NOT NULL CHECK (length(gid) = 16),"
+	"  pkey INTEGER NOT NULL CHECK (pkey BETWEEN 0 AND 65535),"
+	"  record BLOB NOT NULL CHECK (length(record) = 176),"
+	"  expires INTEGER NOT NULL,"
+	"  registered INTEGER NOT NULL,"
+	"  PRIMARY KEY (id, gid, pkey)) WITHOUT ROWID;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -1181,6 +1207,53 @@ static int save_cancelled(void *arg)
 	return atomic_load(&s->cancel);
 }
 
+/* The partitions and the endports' memberships: replaced whole */
+static int save_partitions(struct save *sv)
+{
+	const struct fabric *f = sv->f;
+	sqlite3_stmt *pt = NULL, *pk = NULL;
+	int r;
+
+	r = exec(sv->s, "DELETE FROM partition; DELETE FROM port_pkey", "clearing partitions");
+	if (!r)
+		r = prep(sv->s, "INSERT OR REPLACE INTO partition (pkey, name, ipoib, last_sweep)"
+			 " VALUES (?, ?, ?, ?)", &pt);
+	if (!r)
+		r = prep(sv->s, "INSERT OR REPLACE INTO port_pkey (port_guid, pkey, full)"
+			 " VALUES (?, ?, ?)", &pk);
+	for (size_t i = 0; !r && i < sv->sw->npartitions; i++) {
+		const struct store_partition *p = &sv->sw->partitions[i];
+
+		sqlite3_bind_int(pt, 1, p->pkey & 0x7fff);
+		sqlite3_bind_text(pt, 2, p->name, -1, SQLITE_STATIC);
+		sqlite3_bind_int(pt, 3, p->ipoib);
+		sqlite3_bind_int64(pt, 4, sv->id);
+		r = run(sv->s, pt, "saving a partition");
+	}
+	for (size_t i = 0; !r && i < f->nnodes; i++) {
+		const struct fab_node *n = f->nodes[i];
+
+		for (unsigned int pn = 0; !r && pn <= n->num_ports; pn++) {
+			const struct fab_port *p = &n->ports[pn];
+			const uint16_t *k;
+			unsigned int nk;
+
+			if (!fabric_is_endport(p) || !p->lid || !p->pkey_tab)
+				continue;
+			k = fabric_port_pkeys(p, &nk);
+			for (unsigned int j = 0; !r && j < nk; j++) {
+				bind_guid(pk, 1, p->guid);
+				sqlite3_bind_int(pk, 2, k[j] & 0x7fff);
+				sqlite3_bind_int(pk, 3, !!(k[j] & 0x8000));
+				r = run(sv->s, pk, "saving a port's P_Keys");
+			}
+		}
+	}
+	sqlite3_finalize(pt);
+	sqlite3_finalize(pk);
+	return r;
+}
+
 int store_save_sweep(struct store *s, const struct fabric *f, const struct store_sweep *sw)
 {
 	struct save sv = { .s = s, .f = f, .sw = sw };
@@ -1218,6 +1291,8 @@ int store_save_sweep(struct store *s, const struct fabric *f, const struct store
 		r = save_links(&sv);
 	if (!r && f)
 		r = save_lids(&sv);
+	if (!r && f)
+		r = save_partitions(&sv);
 	if (!r)
 		r = save_finish(&sv);
 	sqlite3_finalize(sv.ev);
@@ -1613,6 +1688,118 @@ int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store
 	}
 	if (!r && rc != SQLITE_DONE)
 		r = store_fail(s, rc, "reading multicast groups");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now)
+{
+	sqlite3_stmt *put = NULL, *del = NULL;
+	int r;
+
+	if (!n)
+		return 0;
+	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
+	if (r < 0)
+		return r;
+	r = prep(s, "INSERT INTO service (id, gid, pkey, record, expires, registered)"
+		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id, gid, pkey) DO UPDATE SET"
+		 " record = excluded.record, expires = excluded.expires", &put);
+	if (!r)
+		r = prep(s, "DELETE FROM service WHERE id = ?1 AND gid = ?2 AND pkey = ?3", &del);
+	for (size_t i = 0; i < n && !r; i++) {
+		sqlite3_stmt *st = v[i].present ? put : del;
+
+		/* ServiceIDs use all 64 bits: stored as the same bits, signed */
+		sqlite3_bind_int64(st, 1, (int64_t)v[i].id);
+		sqlite3_bind_blob(st, 2, v[i].gid, 16, SQLITE_STATIC);
+		sqlite3_bind_int(st, 3, v[i].pkey);
+		if (v[i].present) {
+			sqlite3_bind_blob(st, 4, v[i].record, STORE_SERVICE_SIZE, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 5, v[i].expires);
+			sqlite3_bind_int64(st, 6, now);
+		}
+		r = run(s, st, "saving a service");
+	}
+	sqlite3_finalize(put);
+	sqlite3_finalize(del);
+	if (!r)
+		r = exec(s, "COMMIT", "committing");
+	if (r < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
+			  void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT id, gid, pkey, record, expires FROM service ORDER BY id, gid, pkey",
+		     &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_service v = { .present = 1 };
+
+		/* Rows the CHECKs let through with other sizes are skipped */
+		if (sqlite3_column_bytes(st, 1) != 16 ||
+		    sqlite3_column_bytes(st, 3) != STORE_SERVICE_SIZE)
+			continue;
+		v.id = (uint64_t)sqlite3_column_int64(st, 0);
+		memcpy(v.gid, sqlite3_column_blob(st, 1), 16);
+		v.pkey = (uint16_t)sqlite3_column_int(st, 2);
+		memcpy(v.record, sqlite3_column_blob(st, 3), STORE_SERVICE_SIZE);
+		v.expires = sqlite3_column_int64(st, 4);
+		r = cb(ctx, &v);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading services");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_foreach_partition(struct store *s,
+			    int (*cb)(void *ctx, const struct store_partition *p), void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT pkey, name, ipoib FROM partition ORDER BY pkey", &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_partition p = {
+			.pkey = (uint16_t)(sqlite3_column_int(st, 0) & 0x7fff),
+			.ipoib = sqlite3_column_int(st, 2) != 0,
+		};
+		const unsigned char *name = sqlite3_column_text(st, 1);
+
+		snprintf(p.name, sizeof(p.name), "%s", name ? (const char *)name : "");
+		r = cb(ctx, &p);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading partitions");
+	sqlite3_finalize(st);
+	return r;
+}
+
+int store_foreach_port_pkey(struct store *s,
+			    int (*cb)(void *ctx, const struct store_port_pkey *k), void *ctx)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, "SELECT port_guid, pkey, full FROM port_pkey ORDER BY pkey, port_guid",
+		     &st);
+	int rc = SQLITE_DONE;
+
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_port_pkey k = {
+			.port_guid = col_guid(st, 0),
+			.pkey = (uint16_t)((sqlite3_column_int(st, 1) & 0x7fff) |
+					   (sqlite3_column_int(st, 2) ? 0x8000 : 0)),
+		};
+
+		r = cb(ctx, &k);
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, "reading P_Keys");
 	sqlite3_finalize(st);
 	return r;
 }

@@ -16,7 +16,7 @@
 #include "topo/fabric.h"
 #include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 5
 /* How long a write waits for another process's lock before -EBUSY */
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* History kept: the newest sweeps (with their events) and events */
@@ -24,6 +24,19 @@
 #define STORE_KEEP_EVENTS 200000
 
 struct store;
+
+/* A partition as the sweep that saved it knew it (its name from the partitions file) */
+struct store_partition {
+	uint16_t pkey;		/* the low 15 bits */
+	bool ipoib;		/* it has an IPoIB broadcast group */
+	char name[64];
+};
+
+/* One endport's membership of one partition */
+struct store_port_pkey {
+	uint64_t port_guid;	/* a switch: its node GUID (port 0) */
+	uint16_t pkey;		/* the full bit set for full members */
+};
 
 struct store_sweep {
 	int64_t id;		/* read back only */
@@ -38,6 +51,9 @@ struct store_sweep {
 	int up;			/* 1 when the subnet came up */
 	int err;		/* 0, or -errno when the sweep failed before the end */
 	char error[96];		/* read back only: what err said */
+	/* Saved with the fabric: the partitions, and every endport's P_Keys from it */
+	const struct store_partition *partitions;
+	size_t npartitions;
 };
 
 struct store_lid {
@@ -134,7 +150,34 @@ struct store_mcast {
 };
 
 int store_mcast_save(struct store *s, const struct store_mcast *g, size_t n, int64_t now);
+/*
+ * The partitions of the newest sweep that saved a fabric, by P_Key, and
+ * every endport's membership, by P_Key then port GUID
+ */
+int store_foreach_partition(struct store *s,
+			    int (*cb)(void *ctx, const struct store_partition *p), void *ctx);
+int store_foreach_port_pkey(struct store *s,
+			    int (*cb)(void *ctx, const struct store_port_pkey *k), void *ctx);
 int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store_mcast *g),
 			void *ctx);
+
+/*
+ * Registered services (SA ServiceRecords): the record's bytes as the SA
+ * keeps them, keyed by ServiceID, ServiceGID and ServiceP_Key (which the
+ * caller takes out of the record); expires: Unix time the lease ends, 0
+ * never. present 0 deletes.
+ */
+#define STORE_SERVICE_SIZE	176
+struct store_service {
+	uint64_t id;
+	uint8_t gid[16];
+	uint16_t pkey;
+	uint8_t record[STORE_SERVICE_SIZE];
+	int64_t expires;
+	int present;
+};
+int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now);
+int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
+			  void *ctx);
 
 #endif

@@ -138,9 +138,52 @@ static const struct field pkey_record[] = {
 	{ 0, 16 }, { 16, 16 }, { 32, 8 }, { 40, 24 }, { 64, 512 },
 };
 
-/* GUIDInfoRecord: IBA 15.2.5.18 */
+/* GUIDInfoRecord: IBA 15.2.5.18 (LID, BlockNum, two reserved, then each GUID its own bit) */
 static const struct field guid_info_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 512 },
+	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 64 }, { 128, 64 }, { 192, 64 },
+	{ 256, 64 }, { 320, 64 }, { 384, 64 }, { 448, 64 }, { 512, 64 },
+};
+
+/*
+ * ServiceRecord: IBA 15.2.5.14 (ServiceID, ServiceGID, ServiceP_Key,
+ * reserved, ServiceLease, ServiceKey, ServiceName, then every element of
+ * ServiceData8/16/32/64 its own component)
+ */
+#define SD(o, w) { (o), (w) }
+static const struct field service_record_fields[] = {
+	{ 0, 64 }, { 64, 128 }, { 192, 16 }, { 208, 16 }, { 224, 32 }, { 256, 128 }, { 384, 512 },
+	SD(896, 8), SD(904, 8), SD(912, 8), SD(920, 8), SD(928, 8), SD(936, 8), SD(944, 8),
+	SD(952, 8), SD(960, 8), SD(968, 8), SD(976, 8), SD(984, 8), SD(992, 8), SD(1000, 8),
+	SD(1008, 8), SD(1016, 8),
+	SD(1024, 16), SD(1040, 16), SD(1056, 16), SD(1072, 16), SD(1088, 16), SD(1104, 16),
+	SD(1120, 16), SD(1136, 16),
+	SD(1152, 32), SD(1184, 32), SD(1216, 32), SD(1248, 32),
+	SD(1280, 64), SD(1344, 64),
+};
+
+/*
+ * InformInfo: IBA 13.4.8.3 (GID, LIDRangeBegin, LIDRangeEnd, reserved,
+ * IsGeneric, Subscribe, Type, TrapNumber/DeviceID, QPN, reserved,
+ * RespTimeValue, reserved, ProducerType/VendorID)
+ */
+#define II(o, w) { (o), (w) }
+#define INFORM_FIELDS(b) \
+	II((b) + 0, 128), II((b) + 128, 16), II((b) + 144, 16), II((b) + 160, 16), \
+	II((b) + 176, 8), II((b) + 184, 8), II((b) + 192, 16), II((b) + 208, 16), \
+	II((b) + 224, 24), II((b) + 248, 3), II((b) + 251, 5), II((b) + 256, 8), \
+	II((b) + 264, 24)
+static const struct field inform_info_fields[] = { INFORM_FIELDS(0) };
+
+/* InformInfoRecord: IBA 15.2.5.12 (SubscriberGID, Enum, reserved, InformInfo) */
+static const struct field inform_info_record_fields[] = {
+	{ 0, 128 }, { 128, 16 }, { 144, 48 }, INFORM_FIELDS(192),
+};
+
+/* MultiPathRecord: IBA 15.2.5.20, the fixed part before the GIDs */
+static const struct field multipath_record_fields[] = {
+	{ 0, 1 }, { 1, 3 }, { 4, 20 }, { 24, 8 }, { 32, 8 }, { 40, 1 }, { 41, 7 }, { 48, 16 },
+	{ 64, 12 }, { 76, 4 }, { 80, 2 }, { 82, 6 }, { 88, 2 }, { 90, 6 }, { 96, 2 }, { 98, 6 },
+	{ 104, 8 }, { 112, 2 }, { 114, 6 }, { 120, 8 }, { 128, 8 }, { 136, 56 },
 };
 
 /* PathRecord: IBA 15.2.5.16, table 209 (ServiceID takes two mask bits) */
@@ -193,6 +236,10 @@ static const struct {
 	{ SA_ATTR_PATH_RECORD, 64, TABLE(path_record_fields) },
 	{ SA_ATTR_MFT_RECORD, 72, TABLE(mft_record) },
 	{ SA_ATTR_MCMEMBER_RECORD, MCR_SIZE, TABLE(mcmember_record) },
+	{ SA_ATTR_SERVICE_RECORD, SR_SIZE, TABLE(service_record_fields) },
+	{ SA_ATTR_INFORM_INFO, INFORM_SIZE, TABLE(inform_info_fields) },
+	{ SA_ATTR_INFORM_INFO_RECORD, IIR_SIZE, TABLE(inform_info_record_fields) },
+	{ SA_ATTR_MULTIPATH_RECORD, MPR_FIXED_SIZE, TABLE(multipath_record_fields) },
 };
 
 /*
@@ -255,7 +302,39 @@ static const char *const pkey_record_names[] = {
 };
 
 static const char *const guid_info_record_names[] = {
-	"lid", "block", "reserved", "reserved2", "guid_info",
+	"lid", "block", "reserved", "reserved2", "guid0", "guid1", "guid2", "guid3", "guid4",
+	"guid5", "guid6", "guid7",
+};
+
+static const char *const service_record_names[] = {
+	"service_id", "service_gid", "service_pkey", "reserved", "service_lease", "service_key",
+	"service_name", "service_data8_0", "service_data8_1", "service_data8_2",
+	"service_data8_3", "service_data8_4", "service_data8_5", "service_data8_6",
+	"service_data8_7", "service_data8_8", "service_data8_9", "service_data8_10",
+	"service_data8_11", "service_data8_12", "service_data8_13", "service_data8_14",
+	"service_data8_15", "service_data16_0", "service_data16_1", "service_data16_2",
+	"service_data16_3", "service_data16_4", "service_data16_5", "service_data16_6",
+	"service_data16_7", "service_data32_0", "service_data32_1", "service_data32_2",
+	"service_data32_3", "service_data64_0", "service_data64_1",
+};
+
+static const char *const inform_info_names[] = {
+	"gid", "lid_range_begin", "lid_range_end", "reserved", "is_generic", "subscribe",
+	"type", "trap_number", "qpn", "reserved2", "resp_time_value", "reserved3",
+	"producer_type",
+};
+
+static const char *const inform_info_record_names[] = {
+	"subscriber_gid", "enum", "reserved", "gid", "lid_range_begin", "lid_range_end",
+	"reserved2", "is_generic", "subscribe", "type", "trap_number", "qpn", "reserved3",
+	"resp_time_value", "reserved4", "producer_type",
+};
+
+static const char *const multipath_record_names[] = {
+	"raw_traffic", "reserved", "flow_label", "hop_limit", "tclass", "reversible",
+	"num_path", "pkey", "qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
+	"packet_life_time_selector", "packet_life_time", "service_id_msb",
+	"independence_selector", "reserved2", "sgid_count", "dgid_count", "service_id_lsb",
 };
 
 static const char *const path_record_names[] = {
@@ -295,6 +374,10 @@ static const struct {
 	{ SA_ATTR_PATH_RECORD, NAMES(path_record_names) },
 	{ SA_ATTR_MFT_RECORD, NAMES(mft_record_names) },
 	{ SA_ATTR_MCMEMBER_RECORD, NAMES(mcmember_record_names) },
+	{ SA_ATTR_SERVICE_RECORD, NAMES(service_record_names) },
+	{ SA_ATTR_INFORM_INFO, NAMES(inform_info_names) },
+	{ SA_ATTR_INFORM_INFO_RECORD, NAMES(inform_info_record_names) },
+	{ SA_ATTR_MULTIPATH_RECORD, NAMES(multipath_record_names) },
 };
 
 static int record_index(uint16_t attr_id)
@@ -606,4 +689,161 @@ void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
 	SET(out, 16, 16, c->cap_mask);
 	SET(out, 32, 27, c->cap_mask2);
 	SET(out, 59, 5, c->resp_time_value);
+}
+
+void service_record_encode(const struct service_record *r, uint8_t o[SR_SIZE])
+{
+	memset(o, 0, SR_SIZE);
+	SET(o, 0, 64, r->id);
+	memcpy(o + 8, r->gid, 16);
+	SET(o, 192, 16, r->pkey);
+	SET(o, 224, 32, r->lease);
+	memcpy(o + 32, r->key, 16);
+	memcpy(o + 48, r->name, 64);
+	memcpy(o + 112, r->data8, 16);
+	for (unsigned int i = 0; i < 8; i++)
+		SET(o, 1024 + 16 * i, 16, r->data16[i]);
+	for (unsigned int i = 0; i < 4; i++)
+		SET(o, 1152 + 32 * i, 32, r->data32[i]);
+	for (unsigned int i = 0; i < 2; i++)
+		SET(o, 1280 + 64 * i, 64, r->data64[i]);
+}
+
+void service_record_decode(const uint8_t in[SR_SIZE], struct service_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = GET(in, 0, 64);
+	memcpy(r->gid, in + 8, 16);
+	r->pkey = (uint16_t)GET(in, 192, 16);
+	r->lease = (uint32_t)GET(in, 224, 32);
+	memcpy(r->key, in + 32, 16);
+	memcpy(r->name, in + 48, 64);
+	memcpy(r->data8, in + 112, 16);
+	for (unsigned int i = 0; i < 8; i++)
+		r->data16[i] = (uint16_t)GET(in, 1024 + 16 * i, 16);
+	for (unsigned int i = 0; i < 4; i++)
+		r->data32[i] = (uint32_t)GET(in, 1152 + 32 * i, 32);
+	for (unsigned int i = 0; i < 2; i++)
+		r->data64[i] = GET(in, 1280 + 64 * i, 64);
+}
+
+void sa_notice_encode(const struct notice *n, uint8_t o[NOTICE_SIZE])
+{
+	memset(o, 0, NOTICE_SIZE);
+	SET(o, 0, 1, n->generic);
+	SET(o, 1, 7, n->type);
+	SET(o, 8, 24, n->producer);
+	SET(o, 32, 16, n->trap_num);
+	SET(o, 48, 16, n->issuer_lid);
+	SET(o, 64, 1, n->toggle);
+	SET(o, 65, 15, n->count);
+	memcpy(o + 10, n->details, NOTICE_DETAILS_SIZE);
+	memcpy(o + 64, n->issuer_gid, 16);
+}
+
+void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n)
+{
+	memset(n, 0, sizeof(*n));
+	n->generic = (uint8_t)GET(in, 0, 1);
+	n->type = (uint8_t)GET(in, 1, 7);
+	n->producer = (uint32_t)GET(in, 8, 24);
+	n->trap_num = (uint16_t)GET(in, 32, 16);
+	n->issuer_lid = (uint16_t)GET(in, 48, 16);
+	n->toggle = (uint8_t)GET(in, 64, 1);
+	n->count = (uint16_t)GET(in, 65, 15);
+	memcpy(n->details, in + 10, NOTICE_DETAILS_SIZE);
+	memcpy(n->issuer_gid, in + 64, 16);
+}
+
+static void inform_put(const struct inform_info *ii, uint8_t *o)
+{
+	memcpy(o, ii->gid, 16);
+	SET(o, 128, 16, ii->lid_begin);
+	SET(o, 144, 16, ii->lid_end);
+	SET(o, 176, 8, ii->generic);
+	SET(o, 184, 8, ii->subscribe);
+	SET(o, 192, 16, ii->type);
+	SET(o, 208, 16, ii->trap_num);
+	SET(o, 224, 24, ii->qpn);
+	SET(o, 251, 5, ii->resp_time);
+	SET(o, 264, 24, ii->producer);
+}
+
+void inform_info_encode(const struct inform_info *ii, uint8_t o[INFORM_SIZE])
+{
+	memset(o, 0, INFORM_SIZE);
+	inform_put(ii, o);
+}
+
+void inform_info_decode(const uint8_t in[INFORM_SIZE], struct inform_info *ii)
+{
+	memset(ii, 0, sizeof(*ii));
+	memcpy(ii->gid, in, 16);
+	ii->lid_begin = (uint16_t)GET(in, 128, 16);
+	ii->lid_end = (uint16_t)GET(in, 144, 16);
+	ii->generic = (uint8_t)GET(in, 176, 8);
+	ii->subscribe = (uint8_t)GET(in, 184, 8);
+	ii->type = (uint16_t)GET(in, 192, 16);
+	ii->trap_num = (uint16_t)GET(in, 208, 16);
+	ii->qpn = (uint32_t)GET(in, 224, 24);
+	ii->resp_time = (uint8_t)GET(in, 251, 5);
+	ii->producer = (uint32_t)GET(in, 264, 24);
+}
+
+void inform_info_record_encode(const uint8_t subscriber_gid[16], uint16_t enumeration,
+			       const struct inform_info *ii, uint8_t o[IIR_SIZE])
+{
+	memset(o, 0, IIR_SIZE);
+	memcpy(o, subscriber_gid, 16);
+	SET(o, 128, 16, enumeration);
+	inform_put(ii, o + 24);
+}
+
+void multipath_record_encode(const struct multipath_record *r, uint8_t o[MPR_FIXED_SIZE])
+{
+	memset(o, 0, MPR_FIXED_SIZE);
+	SET(o, 0, 1, r->raw_traffic);
+	SET(o, 4, 20, r->flow_label);
+	SET(o, 24, 8, r->hop_limit);
+	SET(o, 32, 8, r->tclass);
+	SET(o, 40, 1, r->reversible);
+	SET(o, 41, 7, r->numb_path);
+	SET(o, 48, 16, r->pkey);
+	SET(o, 64, 12, r->qos_class);
+	SET(o, 76, 4, r->sl);
+	SET(o, 80, 2, r->mtu_selector);
+	SET(o, 82, 6, r->mtu);
+	SET(o, 88, 2, r->rate_selector);
+	SET(o, 90, 6, r->rate);
+	SET(o, 96, 2, r->plt_selector);
+	SET(o, 98, 6, r->packet_life_time);
+	SET(o, 104, 8, r->service_id >> 56);
+	SET(o, 112, 2, r->independence);
+	SET(o, 120, 8, r->sgid_count);
+	SET(o, 128, 8, r->dgid_count);
+	SET(o, 136, 56, r->service_id & ((UINT64_C(1) << 56) - 1));
+}
+
+void multipath_record_decode(const uint8_t in[MPR_FIXED_SIZE], struct multipath_record *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->raw_traffic = (uint8_t)GET(in, 0, 1);
+	r->flow_label = (uint32_t)GET(in, 4, 20);
+	r->hop_limit = (uint8_t)GET(in, 24, 8);
+	r->tclass = (uint8_t)GET(in, 32, 8);
+	r->reversible = (uint8_t)GET(in, 40, 1);
+	r->numb_path = (uint8_t)GET(in, 41, 7);
+	r->pkey = (uint16_t)GET(in, 48, 16);
+	r->qos_class = (uint16_t)GET(in, 64, 12);
+	r->sl = (uint8_t)GET(in, 76, 4);
+	r->mtu_selector = (uint8_t)GET(in, 80, 2);
+	r->mtu = (uint8_t)GET(in, 82, 6);
+	r->rate_selector = (uint8_t)GET(in, 88, 2);
+	r->rate = (uint8_t)GET(in, 90, 6);
+	r->plt_selector = (uint8_t)GET(in, 96, 2);
+	r->packet_life_time = (uint8_t)GET(in, 98, 6);
+	r->independence = (uint8_t)GET(in, 112, 2);
+	r->sgid_count = (uint8_t)GET(in, 120, 8);
+	r->dgid_count = (uint8_t)GET(in, 128, 8);
+	r->service_id = GET(in, 104, 8) << 56 | GET(in, 136, 56);
 }

@@ -24,14 +24,18 @@
 #define SA_METHOD_SET		0x02
 #define SA_METHOD_GET_RESP	0x81
 #define SA_METHOD_REPORT	0x06
+#define SA_METHOD_REPORT_RESP	0x86
 #define SA_METHOD_GET_TABLE	0x12
 #define SA_METHOD_GET_TABLE_RESP 0x92
 #define SA_METHOD_GET_MULTI	0x14
+#define SA_METHOD_GET_MULTI_RESP 0x94
 #define SA_METHOD_DELETE	0x15
 #define SA_METHOD_DELETE_RESP	0x95
 
 /* SA attributes (IBA 15.2.5, table 187) */
 #define SA_ATTR_CLASS_PORT_INFO	0x0001
+#define SA_ATTR_NOTICE		0x0002
+#define SA_ATTR_INFORM_INFO	0x0003
 #define SA_ATTR_NODE_RECORD	0x0011
 #define SA_ATTR_PORT_INFO_RECORD 0x0012
 #define SA_ATTR_SL2VL_RECORD	0x0013
@@ -41,10 +45,13 @@
 #define SA_ATTR_SM_INFO_RECORD	0x0018
 #define SA_ATTR_LINK_RECORD	0x0020
 #define SA_ATTR_GUID_INFO_RECORD 0x0030
+#define SA_ATTR_SERVICE_RECORD	0x0031
 #define SA_ATTR_PKEY_RECORD	0x0033
 #define SA_ATTR_PATH_RECORD	0x0035
 #define SA_ATTR_VLARB_RECORD	0x0036
 #define SA_ATTR_MCMEMBER_RECORD	0x0038
+#define SA_ATTR_MULTIPATH_RECORD 0x003a
+#define SA_ATTR_INFORM_INFO_RECORD 0x00f3
 
 /* SA class-specific status (IBA 15.2.1.1, table 184), in MAD status bits 8-15 */
 #define SA_STATUS_NO_RESOURCES	0x0100
@@ -237,11 +244,17 @@ void sa_guid_info_record_encode(uint16_t lid, uint8_t block, const uint64_t guid
 
 /* ClassPortInfo (IBA 13.4.8.1, table 126): the fields an SA fills */
 /*
- * SA ClassPortInfo capability bits (IBA 15.2.1.2 and the kernel's
- * ib_sa.h): UD multicast, and CapabilityMask2 SendOnlyFullMember joins
- * (the Linux rdma_cm refuses send-only full-member joins without it).
+ * SA ClassPortInfo capability bits (IBA 15.2.1.2, as rdma-core's
+ * umad_sa.h and the kernel's ib_sa.h number them). CapabilityMask2 bit 12
+ * is SendOnlyFullMember joins (the Linux rdma_cm refuses send-only
+ * full-member joins without it).
  */
 #define SA_CAP_UD_MCAST			(1u << 9)
+#define SA_CAP_MULTIPATH		(1u << 10)
+#define SA_CAP_PORTINFO_CAPMASK_MATCH	(1u << 13)
+#define SA_CAP2_ADDITIONAL_GUIDS	(1u << 5)
+#define SA_CAP2_EXTENDED_SPEEDS		(1u << 7)
+#define SA_CAP2_PORTINFO_CAPMASK2_MATCH	(1u << 10)
 #define SA_CAP2_SENDONLY_FULL_MEMBER	(1u << 12)
 
 struct class_port_info {
@@ -253,5 +266,144 @@ struct class_port_info {
 };
 void class_port_info_encode(const struct class_port_info *c, uint8_t out[72]);
 
+/* ServiceRecord (IBA 15.2.5.14, table 204): 176 bytes */
+#define SR_SIZE			176
+struct service_record {
+	uint64_t id;
+	uint8_t gid[16];
+	uint16_t pkey;
+	uint32_t lease;		/* seconds; SR_LEASE_INFINITE: none */
+	uint8_t key[16];
+	uint8_t name[64];	/* UTF-8, NUL-padded */
+	uint8_t data8[16];
+	uint16_t data16[8];
+	uint32_t data32[4];
+	uint64_t data64[2];
+};
+#define SR_LEASE_INFINITE	0xffffffffu
+/* ServiceRecord field numbers (sa_record_field, sa_record_set_field) */
+#define SR_FIELD_PKEY		2
+#define SR_FIELD_LEASE		4
+/* ServiceRecord component mask: one bit per field, each ServiceData element its own */
+#define SR_CM_ID		(UINT64_C(1) << 0)
+#define SR_CM_GID		(UINT64_C(1) << 1)
+#define SR_CM_PKEY		(UINT64_C(1) << 2)
+#define SR_CM_LEASE		(UINT64_C(1) << 4)
+#define SR_CM_KEY		(UINT64_C(1) << 5)
+#define SR_CM_NAME		(UINT64_C(1) << 6)
+#define SR_CM_DATA8(i)		(UINT64_C(1) << (7 + (i)))
+#define SR_CM_DATA16(i)		(UINT64_C(1) << (23 + (i)))
+#define SR_CM_DATA32(i)		(UINT64_C(1) << (31 + (i)))
+#define SR_CM_DATA64(i)		(UINT64_C(1) << (35 + (i)))
+
+void service_record_encode(const struct service_record *r, uint8_t out[SR_SIZE]);
+void service_record_decode(const uint8_t in[SR_SIZE], struct service_record *r);
+
+/*
+ * Notice (IBA 13.4.8.2, table 123): 80 bytes. Traps 64-67 carry a GID at
+ * DataDetails byte 6 (IBA 14.2.5.1 / 15.2.5.1); producer types (IBA table
+ * 123): 1 CA, 2 switch, 3 router, 4 class manager; Type 3 is subnet
+ * management, 4 informational.
+ */
+#define NOTICE_SIZE		80
+#define NOTICE_DETAILS_SIZE	54
+#define NOTICE_TYPE_SM		3
+#define NOTICE_TYPE_INFO	4
+#define NOTICE_PRODUCER_CLASS_MGR 4
+struct notice {
+	uint8_t generic;
+	uint8_t type;		/* 7 bits */
+	uint32_t producer;	/* ProducerType or VendorID, 24 bits */
+	uint16_t trap_num;	/* TrapNumber or DeviceID */
+	uint16_t issuer_lid;
+	uint8_t toggle;
+	uint16_t count;		/* 15 bits */
+	uint8_t details[NOTICE_DETAILS_SIZE];
+	uint8_t issuer_gid[16];
+};
+void sa_notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE]);
+void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n);
+
+/* InformInfo (IBA 13.4.8.3, table 125): 36 bytes */
+#define INFORM_SIZE		36
+struct inform_info {
+	uint8_t gid[16];
+	uint16_t lid_begin;	/* 0xffff: every LID */
+	uint16_t lid_end;
+	uint8_t generic;
+	uint8_t subscribe;
+	uint16_t type;		/* 0xffff: any */
+	uint16_t trap_num;	/* TrapNumber or DeviceID; 0xffff: any */
+	uint32_t qpn;		/* 24 bits */
+	uint8_t resp_time;	/* 5 bits */
+	uint32_t producer;	/* ProducerType or VendorID, 24 bits; 0xffffff: any */
+};
+void inform_info_encode(const struct inform_info *ii, uint8_t out[INFORM_SIZE]);
+void inform_info_decode(const uint8_t in[INFORM_SIZE], struct inform_info *ii);
+
+/* InformInfoRecord (IBA 15.2.5.12): SubscriberGID, Enum, InformInfo; 64 bytes padded */
+#define IIR_SIZE		60
+void inform_info_record_encode(const uint8_t subscriber_gid[16], uint16_t enumeration,
+			       const struct inform_info *ii, uint8_t out[IIR_SIZE]);
+
+/*
+ * MultiPathRecord (IBA 15.2.5.20): a fixed part of 24 bytes, then
+ * SGIDCount source GIDs and DGIDCount destination GIDs, 16 bytes each.
+ * Longer than one MAD with more than 11 GIDs: the request comes by RMPP.
+ */
+#define MPR_FIXED_SIZE		24
+#define MPR_MAX_GIDS		(2 * 255)
+struct multipath_record {
+	uint8_t raw_traffic;
+	uint32_t flow_label;
+	uint8_t hop_limit;
+	uint8_t tclass;
+	uint8_t reversible;
+	uint8_t numb_path;
+	uint16_t pkey;
+	uint16_t qos_class;
+	uint8_t sl;
+	uint8_t mtu_selector;
+	uint8_t mtu;
+	uint8_t rate_selector;
+	uint8_t rate;
+	uint8_t plt_selector;
+	uint8_t packet_life_time;
+	uint8_t independence;	/* IndependenceSelector, 2 bits */
+	uint8_t sgid_count;
+	uint8_t dgid_count;
+	uint64_t service_id;	/* ServiceID8MSB and ServiceID56LSB together */
+};
+/* MultiPathRecord component mask bits (field order, IBA 15.2.5.20) */
+#define MPR_CM_RAW_TRAFFIC	(UINT64_C(1) << 0)
+#define MPR_CM_FLOW_LABEL	(UINT64_C(1) << 2)
+#define MPR_CM_HOP_LIMIT	(UINT64_C(1) << 3)
+#define MPR_CM_TCLASS		(UINT64_C(1) << 4)
+#define MPR_CM_REVERSIBLE	(UINT64_C(1) << 5)
+#define MPR_CM_NUMB_PATH	(UINT64_C(1) << 6)
+#define MPR_CM_PKEY		(UINT64_C(1) << 7)
+#define MPR_CM_QOS_CLASS	(UINT64_C(1) << 8)
+#define MPR_CM_SL		(UINT64_C(1) << 9)
+#define MPR_CM_MTU_SELECTOR	(UINT64_C(1) << 10)
+#define MPR_CM_MTU		(UINT64_C(1) << 11)
+#define MPR_CM_RATE_SELECTOR	(UINT64_C(1) << 12)
+#define MPR_CM_RATE		(UINT64_C(1) << 13)
+#define MPR_CM_PLT_SELECTOR	(UINT64_C(1) << 14)
+#define MPR_CM_PLT		(UINT64_C(1) << 15)
+#define MPR_CM_SERVICE_ID_MSB	(UINT64_C(1) << 16)
+#define MPR_CM_INDEPENDENCE	(UINT64_C(1) << 17)
+#define MPR_CM_SGID_COUNT	(UINT64_C(1) << 19)
+#define MPR_CM_DGID_COUNT	(UINT64_C(1) << 20)
+#define MPR_CM_SERVICE_ID_LSB	(UINT64_C(1) << 21)
+#define MPR_CM_SERVICE_ID	(MPR_CM_SERVICE_ID_MSB | MPR_CM_SERVICE_ID_LSB)
+
+void multipath_record_encode(const struct multipath_record *r, uint8_t out[MPR_FIXED_SIZE]);
+void multipath_record_decode(const uint8_t in[MPR_FIXED_SIZE], struct multipath_record *r);
+
+/* PortInfoRecord fields CapabilityMask and CapabilityMask2 (component mask bit numbers) */
+#define PIR_FIELD_CAP_MASK	7
+#define PIR_FIELD_CAP_MASK2	53
+/* GUIDInfoRecord: GUID n of the block is component mask bit 4 + n (IBA 15.2.5.18) */
+#define GIR_CM_GUID(n)		(UINT64_C(1) << (4 + (n)))
 
 #endif

@@ -232,22 +232,23 @@ static void fill_window(struct txn *t)
 }
 
 /*
- * A try that timed out silently uses one of cfg.retries. A loss the
- * transport reports (ibsim at once, a kernel after its send timeout) is
- * retried at once, up to TXN_LOSS_TRIES tries, as long as the request is
- * younger than (retries + 1) timeouts: on a lossy fabric many cheap
- * retries get every SMP through, while a request's time stays bounded.
+ * A try that timed out silently uses one of cfg.retries, however late the
+ * loop noticed it (a busy machine must not cost a request its retries). A
+ * loss the transport reports (ibsim at once, a kernel after its send
+ * timeout) is retried at once, up to TXN_LOSS_TRIES tries, as long as the
+ * request is younger than (retries + 1) timeouts: on a lossy fabric many
+ * cheap retries get every SMP through, while a request's time stays bounded.
  */
 static void slot_expire(struct txn *t, uint32_t i, bool reported)
 {
 	struct txn_slot *s = &t->slots[i];
-	bool again = txn_now_us() < s->give_up;
+	bool again;
 
 	t->stats.timeouts++;
 	if (reported)
-		again = again && s->tries < TXN_LOSS_TRIES;
+		again = txn_now_us() < s->give_up && s->tries < TXN_LOSS_TRIES;
 	else
-		again = again && ++s->silent <= t->cfg.retries;
+		again = ++s->silent <= t->cfg.retries;
 	if (again) {
 		list_unlink(t, i);
 		t->stats.retries++;
@@ -288,7 +289,12 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 			t->stats.unmatched++;
 		return;
 	}
-	if (!(method & MAD_METHOD_RESP_BIT)) {
+	/*
+	 * Not an SMP: requests, and responses to what others sent (an SA
+	 * client's ReportResp to the SA's Report) go to the unsolicited handler
+	 */
+	if (!(method & MAD_METHOD_RESP_BIT) ||
+	    (mclass != MAD_CLASS_SMI && mclass != MAD_CLASS_SMI_DR && t->unsolicited)) {
 		if (t->unsolicited) {
 			t->stats.unsolicited++;
 			t->unsolicited(t->unsolicited_arg, buf, len, from);

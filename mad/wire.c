@@ -531,6 +531,19 @@ void pkey_block_encode(const uint16_t pkeys[32], uint8_t d[SMP_DATA_SIZE])
 		SET(d, 16 * i, 16, pkeys[i]);
 }
 
+void guid_block_decode(const uint8_t data[SMP_DATA_SIZE], uint64_t guids[8])
+{
+	for (unsigned int k = 0; k < 8; k++)
+		guids[k] = GET(data, 64 * k, 64);
+}
+
+void guid_block_encode(const uint64_t guids[8], uint8_t data[SMP_DATA_SIZE])
+{
+	memset(data, 0, SMP_DATA_SIZE);
+	for (unsigned int k = 0; k < 8; k++)
+		SET(data, 64 * k, 64, guids[k]);
+}
+
 /* SMInfo: IBA 14.2.5.13, table 168 (bit offsets) */
 #define SM_INFO_FIELDS(X)				\
 	X(guid, 0, 64)					\

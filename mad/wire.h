@@ -142,6 +142,9 @@ void vl_arb_block_encode(const struct vl_arb_entry e[VL_ARB_BLOCK_SIZE],
 /* P_KeyTable block: IBA 14.2.5.7, 32 16-bit entries */
 void pkey_block_decode(const uint8_t data[SMP_DATA_SIZE], uint16_t pkeys[32]);
 void pkey_block_encode(const uint16_t pkeys[32], uint8_t data[SMP_DATA_SIZE]);
+/* GUIDInfo (IBA 14.2.5.5): a block of 8 GUIDs; the block number is the modifier */
+void guid_block_decode(const uint8_t data[SMP_DATA_SIZE], uint64_t guids[8]);
+void guid_block_encode(const uint64_t guids[8], uint8_t data[SMP_DATA_SIZE]);
 int sm_info_decode(const uint8_t data[SMP_DATA_SIZE], struct sm_info *si);
 void sm_info_encode(const struct sm_info *si, uint8_t data[SMP_DATA_SIZE]);
 /*

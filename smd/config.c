@@ -605,15 +605,20 @@ static const struct config_key keys[] = {
 	{ "control_socket", key_string, print_quoted, FIELD(control_socket), 0, 0,
 	  "a socket path has at most 107 bytes", CONFIG_RESTART, NULL },
 	UINT(ready_timeout, 0, 3600, CONFIG_RESTART),
-	{ "ipoib", key_bool, print_bool, FIELD(ipoib), 0, 0, NULL, CONFIG_RESTART,
-	  "its members would have to join again" },
-	{ "ipoib_mtu", key_code, print_code, FIELD(ipoib_mtu), 0, 0, &mtu_words, CONFIG_RESTART,
-	  "its members would have to join again" },
+	/*
+	 * Live with the partitions file they are the defaults of: SIGHUP reads
+	 * the file again and main.c puts these back when the file is refused
+	 * (a group's members keep its old parameters until they join again)
+	 */
+	{ "ipoib", key_bool, print_bool, FIELD(ipoib), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "ipoib_mtu", key_code, print_code, FIELD(ipoib_mtu), 0, 0, &mtu_words, CONFIG_LIVE,
+	  NULL },
 	{ "ipoib_rate", key_code, print_code, FIELD(ipoib_rate), 0, 0, &rate_words,
-	  CONFIG_RESTART, "its members would have to join again" },
-	{ "ipoib_sl", key_uint, print_uint, FIELD(ipoib_sl), 0, 15, NULL, CONFIG_RESTART,
-	  "its members would have to join again" },
+	  CONFIG_LIVE, NULL },
+	{ "ipoib_sl", key_uint, print_uint, FIELD(ipoib_sl), 0, 15, NULL, CONFIG_LIVE, NULL },
 	BOOL(client_reregister, CONFIG_LIVE),
+	{ "partition_config", key_string, print_quoted, FIELD(partition_config), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
 	{ "sm_key", key_u64, print_hex64, FIELD(sm_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	{ "m_key", key_u64, print_hex64, FIELD(m_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	UINT(m_key_protect_bits, 0, 3, CONFIG_LIVE),

@@ -67,6 +67,8 @@ struct smd_config {
 	unsigned int ipoib_rate;	/* its rate, IBA code (3: 10 Gb/s) */
 	unsigned int ipoib_sl;
 	bool client_reregister;		/* a new master asks hosts to join again */
+	/* Partitions: an OpenSM partitions.conf; "" = none (every port in Default) */
+	char partition_config[PATH_MAX];
 	/* issue 12: trust nothing on the wire */
 	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
 	uint64_t m_key;			/* the secret every port's M_Key is derived from; 0: off */

@@ -34,6 +34,7 @@
 #include "smd/light.h"
 #include "smd/log.h"
 #include "smd/mkey.h"
+#include "smd/partition.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
@@ -191,6 +192,7 @@ static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
 		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
 		{ r->lft_errors, "LFT error", "LFT errors" },
 		{ r->table_errors, "VL table error", "VL table errors" },
+		{ r->pkey_errors, "P_Key table error", "P_Key table errors" },
 		{ r->unrouted, "unrouted (switch, LID) pair", "unrouted (switch, LID) pairs" },
 		{ r->failed, "SMP unanswered", "SMPs unanswered" },
 	};
@@ -508,6 +510,11 @@ static void status_json(struct ctl_client *cl)
 		json_u64(&j, "vls", m->vls);
 		json_u64(&j, "vls_budget", m->vls_budget);
 		json_obj_end(&j);
+		json_obj_begin(&j, "partitions");
+		json_u64(&j, "count", smd->parts ? smd->parts->n : 0);
+		json_str(&j, "file", smd->cfg.partition_config);
+		json_u64(&j, "switch_ports_enforcing", m->pkey_enforced);
+		json_obj_end(&j);
 		json_u64(&j, "duplicate_guids", m->dup_guids);
 		json_arr_begin(&j, "duplicates");
 		for (unsigned int i = 0; i < m->ndups; i++) {
@@ -664,6 +671,10 @@ static void cmd_status(struct ctl_client *cl)
 		out_add(cl, "links: %u\n", m->links);
 		out_add(cl, "lids: %u\n", m->lids);
 		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
+		out_add(cl, "partitions: %zu (%s), %u switch ports enforcing\n",
+			smd->parts ? smd->parts->n : 0,
+			smd->cfg.partition_config[0] ? smd->cfg.partition_config : "no file",
+			m->pkey_enforced);
 		status_dups(cl, m);
 	} else {
 		out_add(cl, "subnet: unknown (no sweep has completed)\n");
@@ -979,6 +990,53 @@ static void cmd_check_routes(struct ctl_client *cl)
 	out_add(cl, "status: %s\nOK\n", ok ? STATUS_OK : STATUS_PROBLEMS);
 }
 
+static void __attribute__((format(printf, 2, 3))) emit_line(void *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vadd(ctx, fmt, ap);
+	va_end(ap);
+}
+
+/* partitions [P_KEY|NAME]: ports per partition, or the members of one */
+static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
+{
+	const struct smd *smd = cl->ctl->smd;
+	char buf[40];
+	int r;
+
+	if (argc > 2) {
+		out_error(cl, "partitions takes at most one argument (a P_Key or a name)");
+		return;
+	}
+	if (!smd->parts) {
+		out_error(cl, "no partitions loaded");
+		return;
+	}
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", health(smd));
+		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, NULL, NULL, &j);
+		json_obj_end(&j);
+		if (r < 0)
+			json_free(&j);
+		else
+			out_json(cl, &j);
+	} else {
+		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, emit_line, cl, NULL);
+		if (!r)
+			out_add(cl, "status: %s\nOK\n", health(smd));
+	}
+	if (r == -ENOENT)
+		out_error(cl, "no partition '%s'", printable(argv[1], buf, sizeof(buf)));
+	else if (r < 0)
+		out_error(cl, "partitions: %s", strerror(-r));
+}
+
 static void cmd_help(struct ctl_client *cl)
 {
 	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
@@ -986,6 +1044,7 @@ static void cmd_help(struct ctl_client *cl)
 		"heavy (full re-discovery); answer when it ended\n"
 		"command: check-routes: the route verifier's verdict on the current routes\n"
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
+		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
 		"command: help: this list\n"
 		"option: --json: the answer as one JSON object, its first member \"status\"\n"
 		"status: ok\n"
@@ -1071,6 +1130,8 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_help(cl);
 	else if (!strcmp(argv[0], "sm-enable") && argc == 1)
 		cmd_sm_enable(cl);
+	else if (!strcmp(argv[0], "partitions"))
+		cmd_partitions(cl, argc, argv);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
 		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable"))
 		out_error(cl, "%s takes no arguments", argv[0]);

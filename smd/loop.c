@@ -40,6 +40,7 @@
 #include "smd/light.h"
 #include "smd/log.h"
 #include "smd/loop.h"
+#include "smd/partition.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
 #include "smd/smd.h"
@@ -88,6 +89,7 @@ struct loop {
 	bool light_decides;		/* the light sweep decides whether a heavy one follows */
 	bool again;			/* a round was asked for while one ran */
 	bool reload;			/* SIGHUP came while a round ran */
+	bool parts_reload;		/* resweep --heavy came while a round ran */
 	int once_r;			/* --once: the sweep's outcome */
 	/* What the loop looks like from outside */
 	const char *what;		/* the handler running, for the slow-handler count */
@@ -685,6 +687,10 @@ static void round_end(struct loop *lp)
 	notify_status(lp);
 	/* Joins and leaves that waited for the sweep */
 	mcast_run(smd);
+	if (lp->parts_reload) {
+		lp->parts_reload = false;
+		partitions_reload(smd, "smctl resweep --heavy");
+	}
 	if (lp->reload) {
 		/* SIGHUP during the round: the new configuration, and a sweep with it */
 		lp->reload = false;
@@ -903,8 +909,17 @@ static int control_resweep(void *ctx, bool heavy)
 
 	if (!sweeping_state(lp->smd))
 		return -EBUSY;
-	if (heavy)
+	if (heavy) {
+		/*
+		 * The partitions file is read again too (membership changes
+		 * apply); a running sweep reads the partitions: after it ends
+		 */
+		if (lp->round != ROUND_IDLE)
+			lp->parts_reload = true;
+		else
+			partitions_reload(lp->smd, "smctl resweep --heavy");
 		lp->smd->resweep_heavy = true;
+	}
 	r = arm_timer(lp, 0);
 	return r < 0 ? r : 0;
 }

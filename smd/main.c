@@ -22,7 +22,9 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/mcast.h"
+#include "smd/sa_owner.h"
 #include "smd/mkey.h"
+#include "smd/partition.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -182,14 +184,15 @@ static int config_args(const struct smd *smd, struct smd_config *c, char *err, s
 
 /*
  * SIGHUP: read the configuration again. Keys that shape the running
- * daemon take effect at once; the port, the database, the capture, the
- * SMP window and the IPoIB group keep their values until a restart, and
- * smd says so (the key table in config.c decides which is which).
+ * daemon take effect at once; the port, the database, the capture and the
+ * SMP window keep their values until a restart, and smd says so (the key
+ * table in config.c decides which is which). The partitions file is read
+ * again; when it is refused, it and the ipoib keys stay as they were.
  * During a sweep the loop calls this when the sweep ends.
  */
 static void reload_config(struct smd *smd)
 {
-	struct smd_config c;
+	struct smd_config c, old;
 	char err[512];
 	int r;
 
@@ -207,6 +210,7 @@ static void reload_config(struct smd *smd)
 		warn_layered(&c);
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	old = smd->cfg;
 	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
@@ -215,6 +219,17 @@ static void reload_config(struct smd *smd)
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
+	/* The partitions and their IPoIB groups follow (smd/partition.c); the
+	 * keys they come from change only with them, so that status and
+	 * smctl partitions name the file in force */
+	if (partitions_reload(smd, "SIGHUP") < 0) {
+		smd->cfg.ipoib = old.ipoib;
+		smd->cfg.ipoib_mtu = old.ipoib_mtu;
+		smd->cfg.ipoib_rate = old.ipoib_rate;
+		smd->cfg.ipoib_sl = old.ipoib_sl;
+		memcpy(smd->cfg.partition_config, old.partition_config,
+		       sizeof(old.partition_config));
+	}
 }
 
 static const struct loop_ops loop_ops = {
@@ -340,11 +355,21 @@ int main(int argc, char **argv)
 	smd.arg_db = db;
 	smd.arg_port = port;
 	smd.arg_capture = capture_path;
+	/* The partitions file: refused whole, with file:line, before anything runs */
+	r = partitions_load(&smd.cfg, smd.config_path, &smd.parts, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "smd: %s\n", err);
+		return EXIT_USAGE;
+	}
 	if (check) {
-		if (verbose)
+		if (verbose) {
 			config_print(&smd.cfg, stdout);
-		else
+			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
+			partitions_print(smd.parts, stdout, "# ");
+		} else {
 			printf("configuration OK\n");
+		}
+		part_conf_free(smd.parts);
 		return 0;
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
@@ -402,6 +427,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	sa_owner_init(&smd);
 	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
 	r = mkey_new(&smd);
 	if (r < 0) {
@@ -436,6 +462,7 @@ out:
 	if (!smd.abandoned) {
 		/* else the worker may still read them: smd exits without freeing them */
 		mcast_fini(&smd);
+		part_conf_free(smd.parts);
 		route_result_free(smd.routes);
 		fabric_free(smd.fabric);
 		store_close(smd.store);

@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
 
 #include "smd/log.h"
 #include "smd/mcast.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "topo/mcast.h"
+#include "topo/partition.h"
 
 /*
  * MFT SMPs a pump keeps submitted at once: the transaction window sends
@@ -56,26 +58,154 @@ static int load_cb(void *ctx, const struct store_mcast *g)
 	return 0;
 }
 
-static int ipoib_group(struct smd *smd)
+/* A group's parameters from the partitions file (IBA codes); scope from the MGID */
+static struct mc_params group_params(const struct smd *smd, uint16_t pkey,
+				     const struct part_mcparams *pp, const uint8_t mgid[16],
+				     bool ipoib)
 {
-	const struct smd_config *c = &smd->cfg;
-	struct mc_params p = {
-		.qkey = 0x0b1b, .pkey = 0xffff, .mtu = (uint8_t)c->ipoib_mtu,
-		.rate = (uint8_t)c->ipoib_rate, .sl = (uint8_t)c->ipoib_sl, .scope = 2,
-		.plt = (uint8_t)c->packet_life_time,
+	uint8_t scope = mgid[1] & 0xf;
+
+	return (struct mc_params){
+		/* RFC 4391: the IPoIB Q_Key unless the file names one */
+		.qkey = pp->qkey ? pp->qkey : ipoib ? 0x0b1b : 0,
+		.pkey = (uint16_t)(pkey | PKEY_FULL), .mtu = pp->mtu, .rate = pp->rate,
+		.sl = pp->sl, .tclass = pp->tclass, .flow_label = pp->flow_label,
+		.scope = scope, .plt = (uint8_t)smd->cfg.packet_life_time,
+		/* Beyond the link a GRH needs hops (as OpenSM sets it) */
+		.hop_limit = scope == 2 ? 0 : 0xff,
 	};
+}
+
+struct want_group {
 	uint8_t mgid[16];
+	struct mc_params p;
+	bool ipoib;			/* a partition's broadcast group */
+};
+
+static int want_cmp(const void *x, const void *y)
+{
+	return memcmp(x, y, 16);
+}
+
+static int want_add(struct want_group **v, size_t *n, size_t *cap, const uint8_t mgid[16],
+		    const struct mc_params *p, bool ipoib)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 16;
+		struct want_group *nv = realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	memcpy((*v)[*n].mgid, mgid, 16);
+	(*v)[*n].p = *p;
+	(*v)[*n].ipoib = ipoib;
+	(*n)++;
+	return 0;
+}
+
+/* Every group the partitions configure: MGID (scope set) and parameters */
+static int groups_wanted(const struct smd *smd, const struct part_conf *c,
+			 struct want_group **out, size_t *nout)
+{
+	struct want_group *v = NULL;
+	size_t n = 0, cap = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < c->n && !r; i++) {
+		const struct partition *pt = &c->parts[i];
+
+		for (size_t k = 0; k <= pt->ngroups && !r; k++) {
+			const struct part_mcparams *pp = k ? &pt->groups[k - 1].p : &pt->bc;
+			uint16_t scopes = pp->scopes ? pp->scopes : 1u << 2;
+			uint8_t mgid[16];
+
+			if (!k && !pt->ipoib)
+				continue;
+			for (unsigned int sc = 1; sc < 16 && !r; sc++) {
+				struct mc_params mp;
+
+				if (!(scopes & (1u << sc)))
+					continue;
+				if (k) {
+					memcpy(mgid, pt->groups[k - 1].mgid, 16);
+					mgid[1] = (uint8_t)((mgid[1] & 0xf0) | sc);
+				} else {
+					/* RFC 4391: the partition's IPv4 broadcast group */
+					mc_ipoib_mgid(pt->pkey, (uint8_t)sc, mgid);
+				}
+				mp = group_params(smd, pt->pkey, pp, mgid, !k);
+				r = want_add(&v, &n, &cap, mgid, &mp, !k);
+			}
+		}
+	}
+	if (r < 0) {
+		free(v);
+		return r;
+	}
+	qsort(v, n, sizeof(*v), want_cmp);
+	*out = v;
+	*nout = n;
+	return 0;
+}
+
+static bool params_same(const struct mc_params *a, const struct mc_params *b)
+{
+	return a->qkey == b->qkey && (a->pkey & 0x7fff) == (b->pkey & 0x7fff) &&
+	       a->mtu == b->mtu && a->rate == b->rate && a->sl == b->sl &&
+	       a->tclass == b->tclass && a->flow_label == b->flow_label;
+}
+
+int mcast_partitions(struct smd *smd, const struct part_conf *c)
+{
+	struct mc_db *db = smd->mcast->db;
+	struct want_group *v = NULL;
+	size_t n = 0, gone = 0;
 	struct mc_group *g;
 	int r;
 
-	/* RFC 4391: the IPv4 broadcast group of the default partition, link-local */
-	mc_ipoib_mgid(0xffff, 2, mgid);
-	r = mc_db_add_permanent(smd->mcast->db, mgid, &p, &g);
+	r = groups_wanted(smd, c, &v, &n);
 	if (r < 0)
 		return r;
-	log_info("multicast: IPoIB broadcast group of P_Key 0xffff on MLID 0x%04x "
-		 "(MTU %u, rate code %u, SL %u, Q_Key 0x%x)", g->mlid,
-		 mtu_to_bytes(p.mtu), p.rate, p.sl, p.qkey);
+	for (size_t i = 0; i < n; i++) {
+		struct mc_group *old = mc_db_find(db, v[i].mgid);
+		bool was = old && old->permanent, differ = old && !params_same(&old->p, &v[i].p);
+		char txt[64];
+
+		r = mc_db_add_permanent(db, v[i].mgid, &v[i].p, &g);
+		if (r < 0) {
+			inet_ntop(AF_INET6, v[i].mgid, txt, sizeof(txt));
+			log_error("multicast: group %s of P_Key 0x%04x cannot be created: %s", txt,
+				  v[i].p.pkey, strerror(-r));
+			continue;
+		}
+		if (was && !differ)
+			continue;
+		inet_ntop(AF_INET6, v[i].mgid, txt, sizeof(txt));
+		if (differ && old->nmembers)
+			log_warn("multicast: group %s now has other parameters; its %u members keep "
+				 "the old ones until they join again", txt, old->nmembers);
+		log_info("multicast: %s %s of P_Key 0x%04x on MLID 0x%04x (MTU %u, %s Gb/s, SL %u, "
+			 "Q_Key 0x%x)", v[i].ipoib ? "IPoIB broadcast group" : "group", txt,
+			 v[i].p.pkey, g->mlid, mtu_to_bytes(v[i].p.mtu),
+			 part_rate_text(v[i].p.rate), v[i].p.sl, v[i].p.qkey);
+	}
+	/* Configured before, not now: the group lives on while members hold it */
+	for (g = mc_db_next(db, 0); g; ) {
+		struct mc_group *next = mc_db_next(db, g->mlid);
+
+		if (g->permanent && !bsearch(g->mgid, v, n, sizeof(*v), want_cmp)) {
+			mc_db_unpin(db, g);
+			gone++;
+		}
+		g = next;
+	}
+	if (gone)
+		log_info("multicast: %zu groups no longer configured: they go with their last "
+			 "member", gone);
+	free(v);
 	return 0;
 }
 
@@ -102,11 +232,10 @@ int mcast_init(struct smd *smd)
 			log_info("multicast: %zu groups' MLIDs remembered from before",
 				 mc_db_remembered(m->db));
 	}
-	if (smd->cfg.ipoib) {
-		r = ipoib_group(smd);
-		if (r < 0)
-			return r;
-	}
+	/* The partitions' IPoIB broadcast groups and mgid= groups */
+	r = mcast_partitions(smd, smd->parts);
+	if (r < 0)
+		return r;
 	smd->sa_env.mcast_changed = mcast_changed;
 	return 0;
 }
@@ -170,6 +299,9 @@ static void persist(struct smd *smd, bool force)
 				m->st.created++;
 			else
 				m->st.deleted++;
+			/* Subscribers hear of it: traps 66 and 67 */
+			if (smd->sa)
+				sa_report_mcast(smd->sa, ev[i].mgid, ev[i].pkey, ev[i].created);
 		}
 		if (smd->store && store_mcast_save(smd->store, g, n, time(NULL)) < 0)
 			log_warn("multicast: groups not saved to the database (%s); their MLIDs "
@@ -253,46 +385,74 @@ static int pump(struct smd *smd, struct mc_forest *fo, uint64_t gen)
 	return 0;
 }
 
-static bool port_alive(void *ctx, uint64_t guid)
+/* The port of the model with port GUID guid (switches: their node GUID), or NULL */
+static const struct fab_port *port_of(const struct fabric *f, uint64_t guid)
 {
-	const struct fabric *f = ctx;
-
-	/* Endports of the new model by GUID: the switches' and the CA ports' */
 	for (size_t i = 0; i < f->nnodes; i++) {
 		const struct fab_node *n = f->nodes[i];
 
 		if (n->type == NODE_TYPE_SWITCH) {
 			if (n->guid == guid)
-				return n->ports[0].lid != 0;
+				return &n->ports[0];
 			continue;
 		}
 		for (unsigned int p = 1; p <= n->num_ports; p++)
 			if (n->ports[p].guid == guid)
-				return n->ports[p].lid != 0;
+				return &n->ports[p];
 	}
-	return false;
+	return NULL;
+}
+
+/* A member stays while its port has a LID and holds the group's P_Key */
+static bool member_keeps(const struct fab_port *p, uint16_t pkey)
+{
+	const uint16_t *k;
+	unsigned int n;
+
+	if (!p || !p->lid)
+		return false;
+	k = fabric_port_pkeys(p, &n);
+	return part_find_key(k, n, pkey) != 0;
+}
+
+static bool port_alive(void *ctx, uint64_t guid, uint16_t pkey)
+{
+	return member_keeps(port_of(ctx, guid), pkey);
 }
 
 struct alive_idx {
-	uint64_t *guids;		/* sorted */
+	const struct fab_port **ports;	/* sorted by GUID */
 	size_t n;
 };
 
-static int cmp_u64(const void *x, const void *y)
+static int cmp_port(const void *x, const void *y)
 {
-	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	uint64_t a = (*(const struct fab_port *const *)x)->guid;
+	uint64_t b = (*(const struct fab_port *const *)y)->guid;
 
 	return a < b ? -1 : a > b;
 }
 
-static bool idx_alive(void *ctx, uint64_t guid)
+static int cmp_guid_port(const void *key, const void *y)
 {
-	const struct alive_idx *a = ctx;
+	uint64_t a = *(const uint64_t *)key, b = (*(const struct fab_port *const *)y)->guid;
 
-	return bsearch(&guid, a->guids, a->n, sizeof(guid), cmp_u64) != NULL;
+	return a < b ? -1 : a > b;
 }
 
-/* Departed members go (sorted GUIDs: O(members log ports)); -ENOMEM falls back to a walk */
+static bool idx_alive(void *ctx, uint64_t guid, uint16_t pkey)
+{
+	const struct alive_idx *a = ctx;
+	const struct fab_port *const *p = bsearch(&guid, a->ports, a->n, sizeof(*a->ports),
+						   cmp_guid_port);
+
+	return p && member_keeps(*p, pkey);
+}
+
+/*
+ * Members whose port left the fabric or the group's partition go (sorted
+ * GUIDs: O(members log ports)); -ENOMEM falls back to a walk
+ */
 static size_t purge(struct mc_db *db, const struct fabric *f)
 {
 	struct alive_idx a = { 0 };
@@ -300,19 +460,19 @@ static size_t purge(struct mc_db *db, const struct fabric *f)
 
 	for (size_t i = 0; i < f->nnodes; i++)
 		n += f->nodes[i]->num_ports + 1u;
-	a.guids = malloc(n * sizeof(*a.guids));
-	if (!a.guids)
+	a.ports = malloc(n * sizeof(*a.ports));
+	if (!a.ports)
 		return mc_db_purge(db, port_alive, (void *)f);
 	for (size_t i = 0; i < f->nnodes; i++) {
 		const struct fab_node *nd = f->nodes[i];
 
 		for (unsigned int p = 0; p <= nd->num_ports; p++)
 			if (fabric_is_endport(&nd->ports[p]) && nd->ports[p].lid)
-				a.guids[a.n++] = nd->ports[p].guid;
+				a.ports[a.n++] = &nd->ports[p];
 	}
-	qsort(a.guids, a.n, sizeof(*a.guids), cmp_u64);
+	qsort(a.ports, a.n, sizeof(*a.ports), cmp_port);
 	dropped = mc_db_purge(db, idx_alive, &a);
-	free(a.guids);
+	free(a.ports);
 	return dropped;
 }
 
@@ -344,8 +504,8 @@ void mcast_sweep_prepare(struct smd *smd, struct fabric *f)
 	}
 	dropped = purge(m->db, f);
 	if (dropped)
-		log_info("multicast: %zu memberships of ports that left the fabric dropped",
-			 dropped);
+		log_info("multicast: %zu memberships of ports that left the fabric or the "
+			 "group's partition dropped", dropped);
 	persist(smd, true);
 	/* Every group gets its tree on the new model: the dirty marks are all covered */
 	mc_db_take_dirty(m->db, m->todo);

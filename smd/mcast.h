@@ -24,8 +24,19 @@ struct mcast_stats {
 	uint64_t created, deleted;	/* groups */
 };
 
-/* The groups at start: MLIDs remembered in the database, the IPoIB broadcast group */
+/*
+ * The groups at start: MLIDs remembered in the database, and the groups the
+ * partitions configure (smd->parts, loaded before)
+ */
 int mcast_init(struct smd *smd);
+/*
+ * The groups partitions c configures: every ipoib partition's broadcast
+ * group (one per scope) and its mgid= groups, created or updated; groups
+ * configured before and not in c are released (they go with their last
+ * member). At start and after the partitions are read again.
+ */
+struct part_conf;
+int mcast_partitions(struct smd *smd, const struct part_conf *c);
 void mcast_fini(struct smd *smd);
 /*
  * A heavy sweep (smd/sweep.c drives it): from its start joins and leaves

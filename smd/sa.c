@@ -55,6 +55,7 @@ struct sa_xfer {
 struct sl2vl_item {
 	uint16_t lid;
 	uint8_t in, out;
+	uint8_t rec_out;	/* OutputPortNum in the record: a CA port asked for as 0 */
 	uint8_t vl[16];
 	bool ok;
 };
@@ -116,6 +117,10 @@ struct sa *sa_free(struct sa *sa)
 		free(q);
 	}
 	path_table_free(sa->pt);
+	sa_service_free(sa);
+	sa_guid_free(sa);
+	sa_inform_free(sa);
+	sa_multipath_free(sa);
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
@@ -142,6 +147,52 @@ static size_t lim_bytes(const struct sa *sa)
 static uint64_t sa_now(const struct sa *sa)
 {
 	return sa->env->now ? sa->env->now(sa->env->ctx) : txn_now_us();
+}
+
+uint64_t sa_clock(const struct sa *sa)
+{
+	return sa_now(sa);
+}
+
+bool sa_trusted(const struct sa *sa, const struct sa_mad *req)
+{
+	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
+}
+
+/* The P_Keys p holds (fabric_port_pkeys: the default one when not known) */
+static size_t port_pkeys(const struct fab_port *p, const uint16_t **out)
+{
+	unsigned int n;
+
+	*out = fabric_port_pkeys(p, &n);
+	return n;
+}
+
+bool sa_port_has_pkey(const struct fab_port *p, uint16_t pkey)
+{
+	const uint16_t *t;
+	size_t n = port_pkeys(p, &t);
+
+	if (!(pkey & 0x7fff))
+		return false;	/* the invalid P_Key (IBA 10.9.1.2) */
+	for (size_t i = 0; i < n; i++)
+		if ((t[i] & 0x7fff) == (pkey & 0x7fff))
+			return true;
+	return false;
+}
+
+bool sa_pkey_shared(const struct fab_port *p, uint16_t pkey)
+{
+	const uint16_t *t;
+	size_t n;
+
+	if (!p || !(pkey & 0x7fff))
+		return false;
+	n = port_pkeys(p, &t);
+	for (size_t i = 0; i < n; i++)
+		if ((t[i] & 0x7fff) == (pkey & 0x7fff) && ((t[i] | pkey) & 0x8000))
+			return true;
+	return false;
 }
 
 /*
@@ -187,6 +238,22 @@ struct fab_port *sa_port_by_guid(const struct sa *sa, uint64_t guid)
 		if (!p || p->guid == guid)
 			return p;
 	}
+}
+
+struct fab_port *sa_port_by_any_guid(const struct sa *sa, uint64_t guid)
+{
+	struct fab_port *p = sa_port_by_guid(sa, guid);
+	uint64_t owner;
+
+	if (p)
+		return p;
+	owner = sa_alias_owner(sa, guid);
+	return owner ? sa_port_by_guid(sa, owner) : NULL;
+}
+
+bool sa_port_owns_guid(const struct sa *sa, const struct fab_port *p, uint64_t guid)
+{
+	return p->guid == guid || (guid && sa_alias_owner(sa, guid) == p->guid);
 }
 
 /* What the SA answers from, built for one model: off the event loop when it is big */
@@ -266,6 +333,13 @@ int sa_update_index(struct sa *sa, const struct fabric *f, const struct route_re
 	sa->guid_size = ix ? ix->guid_size : 0;
 	sa->f = f;
 	sa->routes = f ? routes : NULL;
+	sa->any_sl = !sa->routes || route_vls_used(sa->routes) <= 1;
+	if (f) {
+		sa_guid_prune(sa);
+		/* Ports in and out of service since the last model (traps 64/65) */
+		sa_inform_update(sa, f);
+	}
+	sa->requester = NULL;
 	free(ix);
 	return 0;
 }
@@ -308,6 +382,27 @@ static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint
 static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
 {
 	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
+}
+
+static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   uint16_t status);
+
+void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint16_t status)
+{
+	respond_status(sa, req, from, status);
+}
+
+void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       uint8_t method, const uint8_t *rec, size_t size)
+{
+	struct sa_mad resp;
+
+	respond_hdr(req, &resp, method, 0);
+	resp.attr_offset = (uint16_t)((size + 7) / 8);
+	memcpy(resp.data, rec, size < SA_DATA_SIZE ? size : SA_DATA_SIZE);
+	sa->stats.answered++;
+	send_mad(sa, &resp, from->slid, from->qpn);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -396,6 +491,13 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       struct records *recs)
 {
+	sa_send_table(sa, req, from, recs, SA_METHOD_GET_TABLE_RESP, req->hdr.attr_id);
+}
+
+/* Records through RMPP with this response method and attribute; recs->buf is taken */
+void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		   struct records *recs, uint8_t method, uint16_t attr)
+{
 	struct sa_xfer *x;
 
 	uint16_t owner = owner_of(sa, from->slid);
@@ -422,7 +524,8 @@ static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad
 		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 		return;
 	}
-	respond_hdr(req, &x->hdr, SA_METHOD_GET_TABLE_RESP, 0);
+	respond_hdr(req, &x->hdr, method, 0);
+	x->hdr.hdr.attr_id = attr;
 	x->hdr.attr_offset = (uint16_t)(recs->size / 8);
 	x->dlid = from->slid;
 	x->qpn = from->qpn;
@@ -511,6 +614,9 @@ void sa_tick(struct sa *sa)
 	uint64_t now;
 	struct sa_xfer *x, *next;
 
+	sa_service_expire(sa);
+	sa_report_tick(sa);
+	sa_multipath_tick(sa);
 	if (!sa->xfers)
 		return;
 	now = sa_now(sa);
@@ -574,10 +680,16 @@ int sa_rec_add(struct records *r, const uint8_t *rec, size_t size)
 /* Add cand if it matches the request on the masked fields */
 int sa_rec_offer(struct records *r, const struct sa_mad *req, const uint8_t *cand)
 {
+	return sa_rec_offer_mask(r, req, req->comp_mask, cand);
+}
+
+int sa_rec_offer_mask(struct records *r, const struct sa_mad *req, uint64_t mask,
+		      const uint8_t *cand)
+{
 	uint16_t attr = req->hdr.attr_id;
 	size_t size = sa_record_size(attr);
 
-	if (!sa_record_match(attr, cand, req->data, req->comp_mask))
+	if (!sa_record_match(attr, cand, req->data, mask))
 		return 0;
 	return sa_rec_add(r, cand, size);
 }
@@ -609,7 +721,7 @@ static int for_each_endport(struct sa *sa, const struct sa_mad *req, struct reco
 	if (one) {
 		const struct fab_port *p = fabric_port_by_lid(f, want);
 
-		return p && p->lid == want ? fn(p, req, r) : 0;
+		return p && p->lid == want && sa_part_visible(sa, p) ? fn(p, req, r) : 0;
 	}
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -617,7 +729,7 @@ static int for_each_endport(struct sa *sa, const struct sa_mad *req, struct reco
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (fabric_is_endport(p) && p->lid)
+			if (fabric_is_endport(p) && p->lid && sa_part_visible(sa, p))
 				e = fn(p, req, r);
 		}
 	}
@@ -643,13 +755,28 @@ static int collect_nodes(struct sa *sa, const struct sa_mad *req, struct records
 	return for_each_endport(sa, req, r, node_record);
 }
 
+/*
+ * PortInfoRecord: CapabilityMask and CapabilityMask2 in the mask match
+ * every port that has at least the bits asked for (IBA 15.2.5.3, as
+ * IsPortInfoCapMaskMatchSupported promises), the other fields exactly.
+ */
 static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
 {
 	const struct fabric *f = sa->f;
 	uint8_t rec[72];
 	uint16_t want = 0;
 	bool one = lid_filter(req, &want);
+	uint64_t m = req->comp_mask;
+	uint64_t cap = 0, cap2 = 0;
+	bool by_cap = m & (UINT64_C(1) << PIR_FIELD_CAP_MASK);
+	bool by_cap2 = m & (UINT64_C(1) << PIR_FIELD_CAP_MASK2);
 	int e = 0;
+
+	if (by_cap)
+		cap = sa_record_field(SA_ATTR_PORT_INFO_RECORD, req->data, PIR_FIELD_CAP_MASK);
+	if (by_cap2)
+		cap2 = sa_record_field(SA_ATTR_PORT_INFO_RECORD, req->data, PIR_FIELD_CAP_MASK2);
+	m &= ~((UINT64_C(1) << PIR_FIELD_CAP_MASK) | (UINT64_C(1) << PIR_FIELD_CAP_MASK2));
 
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -661,10 +788,13 @@ static int collect_port_infos(struct sa *sa, const struct sa_mad *req, struct re
 
 			if (!p->pi_valid || !lid || (one && lid != want))
 				continue;
-			if (!swlid && pn == 0)
+			if ((!swlid && pn == 0) || !sa_part_visible(sa, p))
+				continue;
+			if ((by_cap && (p->pi.cap_mask & cap) != cap) ||
+			    (by_cap2 && (p->pi.cap_mask2 & cap2) != cap2))
 				continue;
 			sa_port_info_record_encode(lid, (uint8_t)pn, &p->pi, rec);
-			e = sa_rec_offer(r, req, rec);
+			e = sa_rec_offer_mask(r, req, m, rec);
 		}
 	}
 	return e;
@@ -679,7 +809,7 @@ static int collect_switch_infos(struct sa *sa, const struct sa_mad *req, struct 
 	for (size_t i = 0; i < f->nswitches && !e; i++) {
 		const struct fab_node *n = f->switches[i];
 
-		if (!n->si_valid || !n->ports[0].lid)
+		if (!n->si_valid || !n->ports[0].lid || !sa_part_visible(sa, &n->ports[0]))
 			continue;
 		sa_switch_info_record_encode(n->ports[0].lid, &n->si, rec);
 		e = sa_rec_offer(r, req, rec);
@@ -707,7 +837,8 @@ static int collect_links(struct sa *sa, const struct sa_mad *req, struct records
 			from = n->type == NODE_TYPE_SWITCH ? n->ports[0].lid : p->lid;
 			to = p->peer->node->type == NODE_TYPE_SWITCH ? p->peer->node->ports[0].lid :
 								      p->peer->lid;
-			if (!from || !to || (one && from != want))
+			if (!from || !to || (one && from != want) || !sa_part_visible(sa, p) ||
+			    !sa_part_visible(sa, p->peer))
 				continue;
 			sa_link_record_encode(from, (uint8_t)pn, p->peer->num, to, rec);
 			e = sa_rec_offer(r, req, rec);
@@ -727,7 +858,8 @@ static int collect_lfts(struct sa *sa, const struct sa_mad *req, struct records 
 	for (size_t i = 0; i < f->nswitches && !e; i++) {
 		const struct fab_node *n = f->switches[i];
 
-		if (!n->lft_len || !n->ports[0].lid || (one && n->ports[0].lid != want))
+		if (!n->lft_len || !n->ports[0].lid || (one && n->ports[0].lid != want) ||
+		    !sa_part_visible(sa, &n->ports[0]))
 			continue;
 		for (uint32_t b = 0; b * LFT_BLOCK_SIZE < n->lft_len && !e; b++) {
 			struct lft_block blk;
@@ -763,46 +895,17 @@ static int collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct reco
 	return e;
 }
 
-static int pkey_record(const struct fab_port *p, const struct sa_mad *req, struct records *r)
+/*
+ * Tools address a CA port's tables as port 0 (the SMP's attribute modifier
+ * is ignored by a CA, IBA 14.2.5.8): a request for output port 0 at a CA
+ * port's LID names that port, and its records say 0 back.
+ */
+static uint8_t ca_rec_port(const struct sa_mad *req, unsigned int field, uint8_t port)
 {
-	uint8_t rec[72];
+	uint64_t bit = UINT64_C(1) << field;
 
-	if (!p->pkeys_valid)
-		return 0;
-	sa_pkey_record_encode(p->lid, 0, p->num, p->pkeys, rec);
-	return sa_rec_offer(r, req, rec);
-}
-
-static int collect_pkeys(struct sa *sa, const struct sa_mad *req, struct records *r)
-{
-	return for_each_endport(sa, req, r, pkey_record);
-}
-
-static int guid_info_records(const struct fab_port *p, const struct sa_mad *req,
-			     struct records *r)
-{
-	unsigned int blocks = (p->pi.guid_cap + 7) / 8;
-	uint8_t rec[72];
-	int e = 0;
-
-	/*
-	 * GUIDInfo holds the port GUID at index 0; alias GUIDs are only ever
-	 * set by the SM, and smd sets none.
-	 */
-	for (unsigned int b = 0; b < (blocks ? blocks : 1) && !e; b++) {
-		uint64_t g[8] = { 0 };
-
-		if (b == 0)
-			g[0] = p->guid;
-		sa_guid_info_record_encode(p->lid, (uint8_t)b, g, rec);
-		e = sa_rec_offer(r, req, rec);
-	}
-	return e;
-}
-
-static int collect_guid_infos(struct sa *sa, const struct sa_mad *req, struct records *r)
-{
-	return for_each_endport(sa, req, r, guid_info_records);
+	return (req->comp_mask & bit) && !sa_record_field(req->hdr.attr_id, req->data, field) ?
+	       0 : port;
 }
 
 /*
@@ -815,6 +918,8 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 		      const struct sa_mad *req, struct records *r)
 {
 	uint8_t rec[72], tab[SMP_DATA_SIZE];
+	uint8_t rec_port = q->node->type == NODE_TYPE_SWITCH ? q->num :
+			   ca_rec_port(req, 1, q->num);
 	int e = 0;
 
 	if (!q->pi_valid || !fabric_port_linked(q))
@@ -831,7 +936,7 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 			memcpy(ent, sa->env->vlarb + high * 2 * VL_ARB_BLOCK_SIZE +
 			       b * VL_ARB_BLOCK_SIZE, n * sizeof(ent[0]));
 			vl_arb_block_encode(ent, tab);
-			sa_vlarb_record_encode(lid, q->num, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
+			sa_vlarb_record_encode(lid, rec_port, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
 							       VL_ARB_LOW_0_31) + b), tab, rec);
 			e = sa_rec_offer(r, req, rec);
 		}
@@ -856,7 +961,8 @@ static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct record
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (!fabric_is_endport(p) || !p->lid || (one && p->lid != want))
+			if (!fabric_is_endport(p) || !p->lid || (one && p->lid != want) ||
+			    !sa_part_visible(sa, p))
 				continue;
 			if (n->type != NODE_TYPE_SWITCH) {
 				e = vlarb_port(sa, p->lid, p, req, r);
@@ -872,10 +978,6 @@ static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct record
 
 /* ---- PathRecord ---- */
 
-struct pr_query {
-	struct path_record want;
-	uint64_t mask;
-};
 
 static int mtu_select(uint8_t sel, uint8_t want, uint8_t have, uint8_t *out)
 {
@@ -923,7 +1025,7 @@ static unsigned int log2_ceil(unsigned int v)
 }
 
 /* Build the record of the path slid -> dlid if it satisfies the query */
-static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
 		    uint16_t slid, const struct fab_port *dst, uint16_t dlid, struct path_record *pr)
 {
 	const struct path_record *w = &q->want;
@@ -938,29 +1040,43 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	pr->service_id = (m & PR_CM_SERVICE_ID) ? w->service_id : 0;
 	gid_encode(sa->env->subnet_prefix, src->guid, pr->sgid);
 	gid_encode(sa->env->subnet_prefix, dst->guid, pr->dgid);
+	/* GIDs asked for are the path's (an alias GID names its port's paths) */
+	if (m & PR_CM_SGID)
+		memcpy(pr->sgid, w->sgid, 16);
+	if (m & PR_CM_DGID)
+		memcpy(pr->dgid, w->dgid, 16);
 	pr->slid = slid;
 	pr->dlid = dlid;
 	pr->reversible = 1;
 	pr->numb_path = 0;
-	/* One partition: the default, full membership */
-	pr->pkey = 0xffff;
-	if ((m & PR_CM_PKEY) && (w->pkey & 0x7fff) != 0x7fff)
+	/* A partition both ends and the requester share (smd/sa_part.c) */
+	if (sa_part_path_pkey(sa, src, dst, m & PR_CM_PKEY, w->pkey, &pr->pkey) < 0)
 		return -1;
 	/*
 	 * The SL the routing engine gave this path: the SL-to-VL tables put it
-	 * on the VL the deadlock analysis chose for every hop.
+	 * on the VL the deadlock analysis chose for every hop. Routes on one VL
+	 * are deadlock-free whatever SL a packet carries: a requested SL is
+	 * honoured then (IBA 15.2.5.16 lets the SA choose among valid SLs).
 	 */
 	sl = route_path_sl(sa->routes, slid, dlid);
 	pr->sl = sl < 0 ? 0 : (uint8_t)sl;
-	if ((m & PR_CM_SL) && w->sl != pr->sl)
-		return -1;
-	if ((m & PR_CM_QOS_CLASS) && w->qos_class)
-		return -1;
-	if ((m & PR_CM_RAW_TRAFFIC) && w->raw_traffic)
-		return -1;
+	if ((m & PR_CM_SL) && w->sl != pr->sl) {
+		if (!sa->any_sl)
+			return -1;
+		pr->sl = w->sl;
+	}
+	/*
+	 * smd has no QoS policy: every QoSClass is carried on the path's SL,
+	 * and the record names the class asked for (rdma_cm sets it from the
+	 * socket's ToS). Raw packets take the same routes (smd never enables
+	 * raw filtering); FlowLabel, TClass and HopLimit are the requester's
+	 * own GRH fields, any of them valid on a path inside the subnet.
+	 */
+	pr->qos_class = (m & PR_CM_QOS_CLASS) ? w->qos_class : 0;
+	pr->raw_traffic = (m & PR_CM_RAW_TRAFFIC) ? w->raw_traffic : 0;
 	pr->flow_label = (m & PR_CM_FLOW_LABEL) ? w->flow_label : 0;
 	pr->tclass = (m & PR_CM_TCLASS) ? w->tclass : 0;
-	pr->hop_limit = 0;	/* local subnet: no GRH needed */
+	pr->hop_limit = (m & PR_CM_HOP_LIMIT) ? w->hop_limit : 0;
 	if (m & PR_CM_MTU) {
 		if (mtu_select((m & PR_CM_MTU_SELECTOR) ? w->mtu_selector : SA_SELECTOR_EQ, w->mtu,
 			       a.mtu, &pr->mtu) < 0)
@@ -993,18 +1109,24 @@ static int pr_build(struct sa *sa, const struct pr_query *q, const struct fab_po
 	}
 	pr->plt_selector = SA_SELECTOR_EQ;
 	pr->preference = 0;
-	if ((m & PR_CM_REVERSIBLE) && w->reversible && !pr->reversible)
-		return -1;
+	/* Reversible: the way back exists too (IBA 15.2.5.16), not only this one */
+	if ((m & PR_CM_REVERSIBLE) && w->reversible) {
+		struct path_attr back;
+
+		if (path_lookup(sa->pt, dlid, slid, &back) < 0)
+			return -1;
+	}
 	return 0;
 }
 
-static const struct fab_port *gid_port(struct sa *sa, const uint8_t gid[16], int *status)
+const struct fab_port *sa_gid_port(struct sa *sa, const uint8_t gid[16], int *status)
 {
 	uint64_t prefix, guid;
 	const struct fab_port *p;
 
 	gid_decode(gid, &prefix, &guid);
-	p = sa_port_by_guid(sa, guid);
+	/* A port GUID, or an alias GUID a port holds (virtual functions) */
+	p = sa_port_by_any_guid(sa, guid);
 	if (!p || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000))) {
 		*status = SA_STATUS_INVALID_GID;
 		return NULL;
@@ -1023,7 +1145,7 @@ static int pr_side(struct sa *sa, bool by_lid, uint16_t lid, bool by_gid, const 
 {
 	memset(s, 0, sizeof(*s));
 	if (by_gid) {
-		s->port = gid_port(sa, gid, status);
+		s->port = sa_gid_port(sa, gid, status);
 		if (!s->port)
 			return -1;
 	}
@@ -1040,30 +1162,38 @@ static int pr_side(struct sa *sa, bool by_lid, uint16_t lid, bool by_gid, const 
 	return 0;
 }
 
+/*
+ * Every (SLID, DLID) pair of two ports, in an order that changes both LIDs
+ * from one path to the next: (0,0), (1,1), ... then (0,1), (1,2), ... With
+ * LMC > 0 each LID of a port is routed over other links, so the first
+ * NumbPath paths of a pair are as disjoint as the routes allow.
+ */
 static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
 		   const struct pr_side *ss, const struct fab_port *dst, const struct pr_side *ds,
 		   struct records *r, unsigned int *limit)
 {
 	unsigned int sn = ss->lid ? 1 : 1u << src->lmc, dn = ds->lid ? 1 : 1u << dst->lmc;
+	unsigned int pref = 0;
 
-	for (unsigned int i = 0; i < sn; i++) {
-		for (unsigned int j = 0; j < dn; j++) {
-			uint16_t slid = ss->lid ? ss->lid : (uint16_t)(src->lid + i);
-			uint16_t dlid = ds->lid ? ds->lid : (uint16_t)(dst->lid + j);
-			struct path_record pr;
-			uint8_t rec[64];
-			int e;
+	for (unsigned int k = 0; k < sn * dn; k++) {
+		unsigned int i = k % sn, j = (i + k / sn) % dn;
+		uint16_t slid = ss->lid ? ss->lid : (uint16_t)(src->lid + i);
+		uint16_t dlid = ds->lid ? ds->lid : (uint16_t)(dst->lid + j);
+		struct path_record pr;
+		uint8_t rec[64];
+		int e;
 
-			if (*limit == 0)
-				return 0;
-			if (pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
-				continue;
-			path_record_encode(&pr, rec);
-			e = sa_rec_add(r, rec, 64);
-			if (e)
-				return e;
-			(*limit)--;
-		}
+		if (*limit == 0)
+			return 0;
+		if (sa_pr_build(sa, q, src, slid, dst, dlid, &pr) < 0)
+			continue;
+		/* 0 is the most preferred path of the pair (IBA 15.2.5.16) */
+		pr.preference = (uint8_t)(pref < 255 ? pref++ : 255);
+		path_record_encode(&pr, rec);
+		e = sa_rec_add(r, rec, 64);
+		if (e)
+			return e;
+		(*limit)--;
 	}
 	return 0;
 }
@@ -1119,11 +1249,20 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 		.resp_time_value = 18,
 	};
 
-	/* Only what is served: multicast groups, send-only full members among them */
+	/*
+	 * Exactly what is served (IBA 15.2.1.2): PortInfoRecord CapabilityMask
+	 * and CapabilityMask2 matching, rate codes of the extended speeds;
+	 * multicast groups and send-only full members among them; the rest as
+	 * its records are served.
+	 */
+	c.cap_mask = SA_CAP_PORTINFO_CAPMASK_MATCH | SA_CAP_MULTIPATH;
+	c.cap_mask2 = SA_CAP2_EXTENDED_SPEEDS | SA_CAP2_PORTINFO_CAPMASK2_MATCH;
 	if (sa->mc) {
 		c.cap_mask |= SA_CAP_UD_MCAST;
 		c.cap_mask2 |= SA_CAP2_SENDONLY_FULL_MEMBER;
 	}
+	if (sa->env->smp)
+		c.cap_mask2 |= SA_CAP2_ADDITIONAL_GUIDS;
 	struct sa_mad resp;
 	uint8_t d[72];
 
@@ -1159,7 +1298,7 @@ static void sl2vl_finish(struct sa_pending *q)
 
 		if (!q->items[i].ok)
 			continue;
-		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].out,
+		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].rec_out,
 				       q->items[i].vl, rec);
 		e = sa_rec_offer(&recs, &q->req, rec);
 	}
@@ -1192,13 +1331,15 @@ static void sl2vl_done(void *arg, int status, const uint8_t vl[16])
 		sl2vl_finish(q);
 }
 
-static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, size_t *cap)
+static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, bool ca,
+		     size_t *cap)
 {
 	uint64_t m = q->req.comp_mask;
+	uint8_t rec_out = ca ? ca_rec_port(&q->req, 2, out) : out;
 
 	/* Fields 1 and 2 (IBA 15.2.5.4) narrow what must be read */
 	if (((m & 2) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 1) != in) ||
-	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != out))
+	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != rec_out))
 		return 0;
 	if (q->n >= SL2VL_MAX_READS)
 		return -E2BIG;
@@ -1215,6 +1356,7 @@ static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out
 	q->items[q->n].lid = lid;
 	q->items[q->n].in = in;
 	q->items[q->n].out = out;
+	q->items[q->n].rec_out = rec_out;
 	q->n++;
 	return 0;
 }
@@ -1255,7 +1397,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 		if (n->type == NODE_TYPE_SWITCH) {
 			uint16_t lid = n->ports[0].lid;
 
-			if (!lid || (one && lid != want))
+			if (!lid || (one && lid != want) || !sa_part_visible(sa, &n->ports[0]))
 				continue;
 			/* Every (in, out) pair a packet can take: port 0 or a linked port in */
 			for (unsigned int in = 0; in <= n->num_ports && !e; in++) {
@@ -1263,16 +1405,18 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 					continue;
 				for (unsigned int out = 1; out <= n->num_ports && !e; out++)
 					if (out != in && fabric_port_linked(&n->ports[out]))
-						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out, &cap);
+						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out,
+							      false, &cap);
 			}
 			continue;
 		}
 		for (unsigned int pn = 1; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
-			if (!p->lid || !p->has_path || (one && p->lid != want))
+			if (!p->lid || !p->has_path || (one && p->lid != want) ||
+			    !sa_part_visible(sa, p))
 				continue;
-			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, &cap);
+			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, true, &cap);
 		}
 	}
 	if (e) {
@@ -1314,7 +1458,38 @@ static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct 
 {
 	struct sa_mad resp;
 	uint8_t rec[MCR_SIZE];
-	uint16_t status = sa_mcast_modify(sa, req, from, rec);
+	uint16_t status;
+
+	if (req->hdr.attr_id == SA_ATTR_SERVICE_RECORD) {
+		uint8_t srec[SR_SIZE];
+
+		status = sa_service_modify(sa, req, from, srec);
+		if (status)
+			respond_status(sa, req, from, status);
+		else
+			sa_respond_record(sa, req, from, req->hdr.method == SA_METHOD_DELETE ?
+					  SA_METHOD_DELETE_RESP : SA_METHOD_GET_RESP, srec,
+					  SR_SIZE);
+		return;
+	}
+	if (req->hdr.attr_id == SA_ATTR_INFORM_INFO) {
+		uint8_t ii[INFORM_SIZE];
+
+		status = sa_inform_set(sa, req, from, ii);
+		if (status)
+			respond_status(sa, req, from, status);
+		else
+			sa_respond_record(sa, req, from, SA_METHOD_GET_RESP, ii, INFORM_SIZE);
+		return;
+	}
+	if (req->hdr.attr_id == SA_ATTR_GUID_INFO_RECORD) {
+		/* 0: the answer comes when the port has taken the block */
+		status = sa_guid_modify(sa, req, from);
+		if (status)
+			respond_status(sa, req, from, status);
+		return;
+	}
+	status = sa_mcast_modify(sa, req, from, rec);
 
 	if (status) {
 		respond_status(sa, req, from, status);
@@ -1340,7 +1515,16 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	int e = 0, status = 0;
 
 	sa_tick(sa);
-	if (sa_mad_decode(mad, len, &req) < 0 || (req.hdr.method & MAD_METHOD_RESP_BIT)) {
+	if (sa_mad_decode(mad, len, &req) < 0) {
+		sa->stats.dropped++;
+		return;
+	}
+	if (req.hdr.method == SA_METHOD_REPORT_RESP && req.hdr.attr_id == SA_ATTR_NOTICE) {
+		/* A subscriber got its Report (IBA 13.4.9) */
+		sa_report_resp(sa, &req, from);
+		return;
+	}
+	if (req.hdr.method & MAD_METHOD_RESP_BIT) {
 		sa->stats.dropped++;
 		return;
 	}
@@ -1355,6 +1539,19 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	attr = req.hdr.attr_id;
+	if (req.hdr.method == SA_METHOD_GET_MULTI) {
+		/* MultiPathRecord only, its request perhaps in RMPP segments */
+		if (attr != SA_ATTR_MULTIPATH_RECORD)
+			respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		else if (sa_record_nfields(attr) < 64 &&
+			 (req.comp_mask >> sa_record_nfields(attr)))
+			respond_status(sa, &req, from, SA_STATUS_REQ_INVALID);
+		else if (!sa->f)
+			respond_status(sa, &req, from, MAD_STATUS_BUSY);
+		else
+			sa_multipath_handle(sa, &req, from);
+		return;
+	}
 	if (attr == SA_ATTR_CLASS_PORT_INFO) {
 		if (req.hdr.method != SA_METHOD_GET)
 			respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
@@ -1363,9 +1560,19 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	size = sa_record_size(attr);
-	/* Set and Delete: joins and leaves of multicast groups only */
-	modify = (req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
-		 attr == SA_ATTR_MCMEMBER_RECORD;
+	/*
+	 * Set and Delete: multicast joins and leaves, services, alias GUIDs;
+	 * Set of InformInfo (subscriptions)
+	 */
+	modify = ((req.hdr.method == SA_METHOD_SET || req.hdr.method == SA_METHOD_DELETE) &&
+		  (attr == SA_ATTR_MCMEMBER_RECORD || attr == SA_ATTR_SERVICE_RECORD ||
+		   attr == SA_ATTR_GUID_INFO_RECORD)) ||
+		 (req.hdr.method == SA_METHOD_SET && attr == SA_ATTR_INFORM_INFO);
+	/* InformInfo is only ever Set; Notice is what Reports carry */
+	if ((attr == SA_ATTR_INFORM_INFO && !modify) || attr == SA_ATTR_NOTICE) {
+		respond_status(sa, &req, from, MAD_STATUS_METHOD_ATTR_UNSUPP);
+		return;
+	}
 	if (req.hdr.method != SA_METHOD_GET && req.hdr.method != SA_METHOD_GET_TABLE && !modify) {
 		respond_status(sa, &req, from, size ? MAD_STATUS_METHOD_ATTR_UNSUPP :
 				 MAD_STATUS_METHOD_UNSUPP);
@@ -1385,6 +1592,9 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		respond_status(sa, &req, from, MAD_STATUS_BUSY);
 		return;
 	}
+	/* Partitions: what this requester may see (smd/sa_part.c) */
+	sa->requester = fabric_port_by_lid(sa->f, from->slid);
+	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
 	if (modify) {
 		answer_modify(sa, &req, from);
 		return;
@@ -1412,8 +1622,10 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_LINK_RECORD: e = collect_links(sa, &req, &recs); break;
 	case SA_ATTR_LFT_RECORD: e = collect_lfts(sa, &req, &recs); break;
 	case SA_ATTR_SM_INFO_RECORD: e = collect_sm_infos(sa, &req, &recs); break;
-	case SA_ATTR_PKEY_RECORD: e = collect_pkeys(sa, &req, &recs); break;
-	case SA_ATTR_GUID_INFO_RECORD: e = collect_guid_infos(sa, &req, &recs); break;
+	case SA_ATTR_PKEY_RECORD: e = sa_pkey_collect(sa, &req, &recs); break;
+	case SA_ATTR_GUID_INFO_RECORD: e = sa_guid_collect(sa, &req, &recs); break;
+	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
+	case SA_ATTR_INFORM_INFO_RECORD: e = sa_inform_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
 	case SA_ATTR_SL2VL_RECORD:
 		sl2vl_query(sa, &req, from);

@@ -8,6 +8,7 @@
 #ifndef SMD_SA_H
 #define SMD_SA_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "mad/port.h"
@@ -61,8 +62,30 @@ struct sa_env {
 	 */
 	unsigned int xfers_per_port;
 	size_t bytes_per_port, bytes_max;
+	/*
+	 * Send one SMP by directed route to endport p (data: 64 bytes): done()
+	 * runs once, later or inside the call, with 0 and the answer's data,
+	 * or -errno. A call that returns -errno never calls done(). NULL: the
+	 * SA writes nothing to the fabric (GUIDInfoRecord Set is refused).
+	 */
+	int (*smp)(void *ctx, const struct fab_port *p, uint8_t method, uint16_t attr,
+		   uint32_t amod, const uint8_t data[64],
+		   void (*done)(void *arg, int status, const uint8_t data[64]), void *arg);
+	/*
+	 * A ServiceRecord (176 bytes) was registered or replaced (present, with
+	 * lease seconds left, 0xffffffff: no end) or went (deleted, expired):
+	 * the owner keeps it across restarts (sa_service_restore). NULL: none.
+	 */
+	void (*service_changed)(void *ctx, const uint8_t rec[176], uint32_t lease, bool present);
 	/* The monotonic clock in microseconds (NULL: the real one); tests set it */
 	uint64_t (*now)(void *ctx);
+	/*
+	 * Send a request (a Report) on the SA agent to (dlid, qpn), expecting a
+	 * response within timeout_ms (a kernel matches the response to it).
+	 * NULL: sent with send().
+	 */
+	int (*send_req)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+			int timeout_ms);
 	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
 	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
 		    uint32_t qpn);
@@ -106,6 +129,31 @@ int sa_update_index(struct sa *sa, const struct fabric *f, const struct route_re
 struct mc_db;
 struct mc_forest;
 void sa_set_mcast(struct sa *sa, struct mc_db *db, const struct mc_forest *forest);
+/*
+ * A service registered before (the database): lease seconds left
+ * (0xffffffff: no end). 0, -ENOSPC past the SA's limit, -ENOMEM.
+ */
+int sa_service_restore(struct sa *sa, const uint8_t rec[176], uint32_t lease);
+size_t sa_service_count(const struct sa *sa);
+/* Alias GUIDs the SA has given out (GUIDInfoRecord Set) */
+size_t sa_alias_count(const struct sa *sa);
+
+/* Subscriptions (InformInfo) and the Reports sent for them */
+struct sa_inform_stats {
+	uint64_t subscribed, unsubscribed, dropped_subs;	/* dropped: the port left */
+	uint64_t in_service, out_of_service;			/* traps 64, 65 issued */
+	uint64_t forwarded;					/* 144/145 from SMAs */
+	uint64_t reports_sent, reports_answered, reports_dropped;	/* sent: tries too */
+};
+size_t sa_inform_count(const struct sa *sa);
+const struct sa_inform_stats *sa_inform_stats(const struct sa *sa);
+/* A multicast group of partition pkey was created or deleted: traps 66, 67 */
+void sa_report_mcast(struct sa *sa, const uint8_t mgid[16], uint16_t pkey, bool created);
+/*
+ * A Trap's Notice as an SMP brought it from LID slid (its data, len bytes):
+ * 144 and 145 go on to their subscribers
+ */
+void sa_report_forward(struct sa *sa, const uint8_t *notice, size_t len, uint16_t slid);
 /* One request (or RMPP ACK/STOP/ABORT) received on the SA agent */
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */

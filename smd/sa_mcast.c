@@ -37,11 +37,6 @@ static void group_record(const struct sa *sa, const struct mc_group *g, uint64_t
 	mc_member_record_encode(&r, rec);
 }
 
-/* A request that carries the SM_Key smd trusts (0: none is trusted) */
-static bool trusted(const struct sa *sa, const struct sa_mad *req)
-{
-	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
-}
 
 /*
  * One record per (group, member) to a trusted requester. Others get one
@@ -54,7 +49,10 @@ static int group_records(struct sa *sa, const struct mc_group *g, const struct s
 	uint8_t rec[MCR_SIZE];
 	int e = 0;
 
-	if (!g->nmembers || !trusted(sa, req)) {
+	/* A group of a partition the requester is not in is not its business */
+	if (!sa_part_group_visible(sa, g->p.pkey))
+		return 0;
+	if (!g->nmembers || !sa_trusted(sa, req)) {
 		group_record(sa, g, 0, 0, false, rec);
 		return sa_rec_offer(r, req, rec);
 	}
@@ -159,18 +157,19 @@ uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct m
 	 * exists, and for one that does not as well.
 	 */
 	requester = fabric_port_by_lid(sa->f, from->slid);
-	if (requester != member && (!q.proxy || !trusted(sa, req)))
+	if (requester != member && (!q.proxy || !sa_trusted(sa, req)))
 		return SA_STATUS_REQ_INVALID;
 	if (join) {
 		struct mc_port port = {
 			.guid = member->guid,
-			.pkeys = member->pkeys_valid ? member->pkeys : NULL,
-			.npkeys = member->pkeys_valid ? 32 : 0,
 			.mtu = fabric_port_linked(member) ? path_link_mtu(member) :
 				member->pi.mtu_cap,
 			.rate = path_link_rate(member),
 		};
 
+		/* The P_Keys smd gave the port (smd/sweep.c phase_pkeys) */
+		if (member->pkey_tab)
+			port.pkeys = fabric_port_pkeys(member, &port.npkeys);
 		e = mc_join(sa->mc, &q, &port, &g, &state);
 		if (e < 0)
 			return mc_status(e);

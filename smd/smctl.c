@@ -20,6 +20,8 @@ static const struct smctl_cmd commands[] = {
 	  smctl_check_routes },
 	{ "sm-enable", "[--socket PATH]: a NOT-ACTIVE smd (disabled by another SM) takes part "
 	  "again", smctl_sm_enable },
+	{ "partitions", "[--socket PATH] [P_KEY|NAME]: ports per partition, or one's members",
+	  smctl_partitions },
 	{ "lids", "[--db FILE] [--forget GUID]: every port GUID with the LID smd gave it",
 	  smctl_lids },
 	{ "dump", "[--db FILE] [--format ibnetdiscover|json|dot]: the fabric of the last sweep",

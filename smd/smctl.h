@@ -37,6 +37,7 @@ int smctl_status(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_resweep(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_sm_enable(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* smctl_sa.c */
 int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv);

@@ -339,3 +339,28 @@ int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv)
 		return r < 0 ? 2 : 0;
 	return ask(ctx, "check-routes", timeout_s);
 }
+
+int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	const char *which = NULL;
+	int timeout_s = 30, r;
+	char cmd[96];
+
+	/* One P_Key or name may follow the options */
+	if (argc >= 2 && argv[argc - 1][0] != '-' &&
+	    (argc == 2 || (strcmp(argv[argc - 2], "--socket") && strcmp(argv[argc - 2], "-s") &&
+			   strcmp(argv[argc - 2], "--timeout") && strcmp(argv[argc - 2], "-t")))) {
+		which = argv[argc - 1];
+		argc--;
+	}
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S] [P_KEY|NAME]",
+		       NULL, &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	if (which && (strlen(which) > 64 || strpbrk(which, " \t\r\n"))) {
+		fprintf(stderr, "smctl partitions: bad partition '%s'\n", which);
+		return 2;
+	}
+	snprintf(cmd, sizeof(cmd), "partitions%s%s", which ? " " : "", which ? which : "");
+	return ask(ctx, cmd, timeout_s);
+}

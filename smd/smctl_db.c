@@ -284,6 +284,47 @@ struct mcast_list {
 
 static int mcast_add(void *ctx, const struct store_mcast *g);
 
+struct part_list {
+	struct store_partition *p;
+	size_t n, cap;
+	struct store_port_pkey *k;
+	size_t nk, kcap;
+};
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	nv = realloc(*v, (*cap ? 2 * *cap : 64) * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = *cap ? 2 * *cap : 64;
+	return 0;
+}
+
+static int part_add(void *ctx, const struct store_partition *p)
+{
+	struct part_list *l = ctx;
+
+	if (grow((void **)&l->p, &l->cap, l->n, sizeof(*l->p)) < 0)
+		return -ENOMEM;
+	l->p[l->n++] = *p;
+	return 0;
+}
+
+static int pkey_add(void *ctx, const struct store_port_pkey *k)
+{
+	struct part_list *l = ctx;
+
+	if (grow((void **)&l->k, &l->kcap, l->nk, sizeof(*l->k)) < 0)
+		return -ENOMEM;
+	l->k[l->nk++] = *k;
+	return 0;
+}
+
 int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -298,6 +339,7 @@ int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 	struct store_sweep sw;
 	struct dump_meta m;
 	struct mcast_list groups = { 0 };
+	struct part_list parts = { 0 };
 	struct fabric *f;
 	int c, r;
 
@@ -331,21 +373,31 @@ int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
 	r = store_load_fabric(s, &f, &sw);
 	if (!r)
 		r = store_foreach_mcast(s, mcast_add, &groups);
+	if (!r)
+		r = store_foreach_partition(s, part_add, &parts);
+	if (!r)
+		r = store_foreach_port_pkey(s, pkey_add, &parts);
 	if (r < 0) {
-		fprintf(stderr, "smctl: %s: %s\n", ctx->db, store_errmsg(s));
+		fprintf(stderr, "smctl: %s: %s\n", ctx->db, r == -ENOMEM ? "out of memory" :
+			store_errmsg(s));
 		store_close(s);
 		fabric_free(f);
 		free(groups.g);
+		free(parts.p);
+		free(parts.k);
 		return 1;
 	}
 	store_close(s);
 	m = (struct dump_meta){
 		.time = sw.started, .sweep_id = sw.id, .sm_node_guid = sw.sm_node_guid,
 		.sm_port_guid = sw.sm_port_guid, .mcast = groups.g, .nmcast = groups.n,
+		.parts = parts.p, .nparts = parts.n, .pkeys = parts.k, .npkeys = parts.nk,
 	};
 	r = dump_write(stdout, f, &m, fmt);
 	fabric_free(f);
 	free(groups.g);
+	free(parts.p);
+	free(parts.k);
 	if (r < 0) {
 		fprintf(stderr, "smctl dump: writing: %s\n", strerror(-r));
 		return 1;

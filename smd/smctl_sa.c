@@ -15,6 +15,7 @@
 
 #include "mad/port.h"
 #include "mad/sa.h"
+#include "mad/wire.h"
 #include "mad/txn.h"
 #include "smd/json.h"
 #include "smd/smctl.h"
@@ -212,9 +213,15 @@ static void print_path(const uint8_t *rec)
 	path_record_decode(rec, &pr);
 	gid_str(pr.sgid, s, sizeof(s));
 	gid_str(pr.dgid, d, sizeof(d));
-	printf("%-5u %-5u %-26s %-26s sl %u mtu %u rate %u plt %u pkey 0x%04x rev %u\n",
+	printf("%-5u %-5u %-26s %-26s sl %u mtu %u rate %u plt %u pkey 0x%04x rev %u pref %u",
 	       pr.slid, pr.dlid, s, d, pr.sl, pr.mtu, pr.rate, pr.packet_life_time, pr.pkey,
-	       pr.reversible);
+	       pr.reversible, pr.preference);
+	if (pr.service_id)
+		printf(" sid 0x%016" PRIx64, pr.service_id);
+	if (pr.tclass || pr.flow_label || pr.hop_limit || pr.qos_class)
+		printf(" tclass 0x%02x flow 0x%05x hop %u qos 0x%03x", pr.tclass, pr.flow_label,
+		       pr.hop_limit, pr.qos_class);
+	printf("\n");
 }
 
 static void print_node(const uint8_t *rec)
@@ -286,6 +293,71 @@ static void print_mcast(const struct answer *a)
 		       r.proxy_join ? " (proxy)" : "");
 	}
 	printf("%zu groups, %zu records\n", groups, nrecords(a));
+}
+
+static void print_service(const uint8_t *rec, bool lost)
+{
+	struct service_record r;
+	char g[64], name[65];
+	size_t i;
+
+	service_record_decode(rec, &r);
+	gid_str(r.gid, g, sizeof(g));
+	for (i = 0; i < 64 && r.name[i]; i++)
+		name[i] = r.name[i] >= 0x20 && r.name[i] < 0x7f ? (char)r.name[i] : '?';
+	name[i] = 0;
+	printf("0x%016" PRIx64 " %-26s P_Key 0x%04x ", r.id, g, r.pkey);
+	if (r.lease == SR_LEASE_INFINITE)
+		printf("lease none   ");
+	else
+		printf("lease %-6u ", r.lease);
+	printf("\"%s\"%s\n", name, lost ? " (bytes lost in transit)" : "");
+}
+
+static void print_inform(const uint8_t *rec)
+{
+	struct inform_info ii;
+	char g[64];
+
+	inform_info_decode(rec + 24, &ii);
+	gid_str(rec, g, sizeof(g));
+	printf("%-26s enum %-4" PRIu64 " trap ", g, sa_record_field(SA_ATTR_INFORM_INFO_RECORD,
+								  rec, 1));
+	if (ii.trap_num == 0xffff)
+		printf("any ");
+	else
+		printf("%-3u ", ii.trap_num);
+	if (ii.type == 0xffff)
+		printf("type any ");
+	else
+		printf("type %u ", ii.type);
+	if (ii.producer == 0xffffff)
+		printf("producer any ");
+	else
+		printf("producer %u ", ii.producer);
+	printf("QPN %u%s\n", ii.qpn, ii.generic ? "" : " (vendor)");
+}
+
+/* P_KeyTableRecord (IBA 15.2.5.11): LID, port, block and the keys it holds */
+static void print_pkeys(const uint8_t *rec)
+{
+	unsigned int blk = (unsigned int)sa_record_field(SA_ATTR_PKEY_RECORD, rec, 1);
+	uint16_t keys[32];
+	bool any = false;
+
+	printf("%-5" PRIu64 " %-4" PRIu64 " %-5u", sa_record_field(SA_ATTR_PKEY_RECORD, rec, 0),
+	       sa_record_field(SA_ATTR_PKEY_RECORD, rec, 2), blk);
+	/* The block follows LID, block number and port (IBA 15.2.5.11): 8 bytes */
+	pkey_block_decode(rec + 8, keys);
+	for (unsigned int i = 0; i < 32; i++) {
+		unsigned int k = keys[i];
+
+		if (!(k & 0x7fff))
+			continue;
+		printf(" %u:0x%04x(%s)", blk * 32 + i, k, k & 0x8000 ? "full" : "limited");
+		any = true;
+	}
+	printf("%s\n", any ? "" : " (empty)");
 }
 
 static void print_mft(const uint8_t *rec)
@@ -411,13 +483,16 @@ static const struct {
 	{ "links", SA_ATTR_LINK_RECORD, "FromLID FromPort ToPort ToLID" },
 	{ "lft", SA_ATTR_LFT_RECORD, "LID Block" },
 	{ "sminfo", SA_ATTR_SM_INFO_RECORD, "LID reserved GUID SMKey ActCount Priority State" },
-	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID Block Port" },
+	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID   Port Block index:P_Key(membership)..." },
 	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
 	{ "path", SA_ATTR_PATH_RECORD, "SLID  DLID  SGID                       DGID" },
 	{ "mcast", SA_ATTR_MCMEMBER_RECORD, "MGID (group), then its members: port GID, JoinState" },
 	{ "mft", SA_ATTR_MFT_RECORD, "LID   MLID   ports (switch port numbers)" },
+	{ "services", SA_ATTR_SERVICE_RECORD, "ServiceID          ServiceGID                 ..." },
+	{ "informs", SA_ATTR_INFORM_INFO_RECORD,
+	  "SubscriberGID (own subscriptions; all with --sm-key)" },
 };
 
 static void usage(FILE *out)
@@ -425,11 +500,15 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: smctl sa KIND [--port SPEC] [--lid LID] [--get] [--count]\n"
 		"       smctl sa path [--slid LID] [--dlid LID] [--sgid GID] [--dgid GID] [--count]\n"
+		"                     [--numb-path N] [--service-id ID] [--tclass T] [--flow-label F]\n"
+		"                     [--hop-limit H] [--qos-class Q] [--sl SL] [--reversible]\n"
+		"       smctl sa services [--service-id ID] [--name NAME]\n"
 		"       smctl sa bench [--requests N] [--inflight K] [--seed S] [--max-lid L]\n"
 		"       smctl sa path-sl [--inflight K] < PAIRS   (lines \"SLID DLID\")\n"
 		"       --sm-key KEY: requests carry KEY (the SA shows group members to its own)\n"
 		"       --json: one JSON object, \"status\" first, the records field by field\n"
 		"KIND: nodes ports switches links lft sminfo pkeys guids sl2vl vlarb path mcast mft\n"
+		"      services informs\n"
 		"(mcast: --lid names an MLID)\n");
 }
 
@@ -707,6 +786,15 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "max-lid", required_argument, NULL, 'm' },
 		{ "sm-key", required_argument, NULL, 'K' },
+		{ "numb-path", required_argument, NULL, 'N' },
+		{ "service-id", required_argument, NULL, 'I' },
+		{ "tclass", required_argument, NULL, 'T' },
+		{ "flow-label", required_argument, NULL, 'F' },
+		{ "hop-limit", required_argument, NULL, 'H' },
+		{ "qos-class", required_argument, NULL, 'Q' },
+		{ "sl", required_argument, NULL, 'L' },
+		{ "reversible", no_argument, NULL, 'R' },
+		{ "name", required_argument, NULL, 'a' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -719,10 +807,12 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	unsigned int n = 20000, inflight = 32, seed = 1, max_lid = 0;
 	struct client c = { 0 };
 	struct answer a;
-	uint8_t rec[128] = { 0 };
+	uint8_t rec[SA_DATA_SIZE] = { 0 };
 	int ch, r, rc = 1;
 	const char *kind;
 	int ki = -1;
+	uint64_t pmask = 0, sid = 0;
+	const char *name = NULL;
 
 	if (argc < 2) {
 		usage(stderr);
@@ -730,7 +820,8 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 	}
 	kind = argv[1];
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:jh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "p:l:s:d:S:D:cgn:k:r:m:K:jhN:I:T:F:H:Q:L:Ra:", opts,
+				 NULL)) != -1) {
 		switch (ch) {
 		case 'j': ctx->json = true; break;
 		case 'p': port = optarg; break;
@@ -754,6 +845,23 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		case 'r': seed = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'm': max_lid = (unsigned int)strtoul(optarg, NULL, 0); break;
 		case 'K': c.sm_key = strtoull(optarg, NULL, 0); break;
+		/* PathRecord components (IBA 15.2.5.16), as rdma_cm sends them */
+		case 'N': pr.numb_path = (uint8_t)(strtoul(optarg, NULL, 0) & 0x7f);
+			pmask |= PR_CM_NUMB_PATH; break;
+		case 'I': sid = pr.service_id = strtoull(optarg, NULL, 0);
+			pmask |= PR_CM_SERVICE_ID; break;
+		case 'T': pr.tclass = (uint8_t)strtoul(optarg, NULL, 0); pmask |= PR_CM_TCLASS;
+			break;
+		case 'F': pr.flow_label = (uint32_t)strtoul(optarg, NULL, 0) & 0xfffff;
+			pmask |= PR_CM_FLOW_LABEL; break;
+		case 'H': pr.hop_limit = (uint8_t)strtoul(optarg, NULL, 0);
+			pmask |= PR_CM_HOP_LIMIT; break;
+		case 'Q': pr.qos_class = (uint16_t)(strtoul(optarg, NULL, 0) & 0xfff);
+			pmask |= PR_CM_QOS_CLASS; break;
+		case 'L': pr.sl = (uint8_t)(strtoul(optarg, NULL, 0) & 0xf); pmask |= PR_CM_SL;
+			break;
+		case 'R': pr.reversible = 1; pmask |= PR_CM_REVERSIBLE; break;
+		case 'a': name = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -785,7 +893,17 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		return 2;
 	}
 	if (kinds[ki].attr == SA_ATTR_PATH_RECORD) {
+		mask |= pmask;
 		path_record_encode(&pr, rec);
+	} else if (kinds[ki].attr == SA_ATTR_SERVICE_RECORD) {
+		struct service_record sr = { .id = sid };
+
+		if (name)
+			snprintf((char *)sr.name, sizeof(sr.name), "%s", name);
+		service_record_encode(&sr, rec);
+		mask = ((pmask & PR_CM_SERVICE_ID) ? SR_CM_ID : 0) | (name ? SR_CM_NAME : 0);
+	} else if (kinds[ki].attr == SA_ATTR_INFORM_INFO_RECORD) {
+		mask = 0;
 	} else if (kinds[ki].attr == SA_ATTR_MCMEMBER_RECORD) {
 		struct mc_member_record mr = { .mlid = (uint16_t)lid };
 
@@ -835,6 +953,12 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 				print_path(record(&a, i));
 			else if (kinds[ki].attr == SA_ATTR_NODE_RECORD)
 				print_node(record(&a, i));
+			else if (kinds[ki].attr == SA_ATTR_SERVICE_RECORD)
+				print_service(record(&a, i), false);
+			else if (kinds[ki].attr == SA_ATTR_INFORM_INFO_RECORD)
+				print_inform(record(&a, i));
+			else if (kinds[ki].attr == SA_ATTR_PKEY_RECORD)
+				print_pkeys(record(&a, i));
 			else
 				print_generic(kinds[ki].attr, record(&a, i));
 		}

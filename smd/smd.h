@@ -25,6 +25,7 @@ struct control;
 struct mcast;
 struct trap_table;
 struct mkey;
+struct part_conf;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
@@ -107,6 +108,7 @@ struct smd {
 	bool poll_busy;			/* a poll of the master is in flight */
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
+	struct part_conf *parts;	/* the partitions in force (smd/partition.c) */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */
 	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
 	uint64_t sminfo_refused;

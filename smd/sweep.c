@@ -41,6 +41,7 @@
 #include "topo/discover.h"
 #include "topo/lid.h"
 #include "topo/mcast.h"
+#include "topo/partition.h"
 #include "topo/route.h"
 
 struct sweep;
@@ -125,7 +126,9 @@ struct sweep {
 	bool rereg;			/* set ClientReregister on the CA ports */
 	uint64_t t_program;		/* monotonic us: programming started */
 	struct store_sweep ss;		/* the record the save phase writes */
+	struct store_partition *ss_parts;	/* ... its partitions */
 	int save_r;
+	struct part_index *pk_ix;	/* the partitions, during the pkeys phase */
 	struct sa_index *sa_index;	/* the SA's index of the new model, built on the worker */
 	int sa_index_r;
 	int err;		/* a fatal error inside a callback (ENOMEM) */
@@ -446,17 +449,58 @@ static int lids_done(struct sweep *sw)
 	return 0;
 }
 
-/* ---- P_Key tables (for the SA's P_KeyTableRecords) ---- */
+/* ---- partitions: P_Key tables (IBA 10.9, 14.2.5.7) ---- */
 
-static void pkey_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+/*
+ * One port's table: every endport (CA and router ports, switch port 0)
+ * gets its partitions' P_Keys, the default partition (or the indx0 one)
+ * at index 0; a switch port cabled to a CA or router port gets the same
+ * keys, for partition enforcement (IBA 10.9.2). The table is read (unless
+ * this smd wrote it before and the port was not reset since), laid out so
+ * that no key the port holds moves, and only the 32-entry blocks that
+ * differ are written.
+ */
+struct pk_ctx {
+	struct sweep *sw;
+	struct fab_port *port;
+	unsigned int cap;		/* entries managed */
+	unsigned int want_n, fits;	/* keys wanted; how many found room */
+	unsigned int pending;		/* reads, then writes, in flight */
+	bool idx0;			/* want[0] goes to index 0 (endports) */
+	bool unread;			/* some block could not be read */
+	bool failed;			/* some block was not written */
+	uint16_t *have;			/* [cap] what the port holds (NULL: unknown) */
+	uint16_t *tab;			/* [cap] what it should hold */
+	uint16_t keys[];		/* want_n wanted keys */
+};
+
+struct pk_blk {
+	struct pk_ctx *pc;
+	uint32_t block;
+};
+
+static void pk_done(struct pk_ctx *pc)
 {
-	struct set_ctx *sc = arg;
+	struct sweep *sw = pc->sw;
+	struct fab_port *p = pc->port;
+	char lbl[160];
 
-	if (status == 0) {
-		pkey_block_decode(resp->data, sc->port->pkeys);
-		sc->port->pkeys_valid = true;
-	}
-	free(sc);
+	if (fabric_port_set_pkeys(p, pc->tab, pc->cap) < 0)
+		sw->err = -ENOMEM;
+	p->pkeys_valid = !pc->failed;
+	if (pc->failed)
+		sw->res->pkey_errors++;
+	/* Enforcement only where the whole table is there (IBA 10.9.2) */
+	p->pkey_enforce = p->node->type == NODE_TYPE_SWITCH && p->num && !pc->failed &&
+			  pc->fits == pc->want_n;
+	if (pc->fits < pc->want_n)
+		log_warn("%s: %u partitions but room for %u P_Keys: %u left out%s",
+			 port_label(p, lbl, sizeof(lbl)), pc->want_n, pc->fits,
+			 pc->want_n - pc->fits, p->node->type == NODE_TYPE_SWITCH ?
+			 ", no partition enforcement there" : "");
+	free(pc->have);
+	free(pc->tab);
+	free(pc);
 }
 
 /*
@@ -468,14 +512,223 @@ static int mkey_enter(struct sweep *sw)
 	return mkey_takeover(sw->smd, sw->f);
 }
 
+static void pk_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct pk_blk *b = arg;
+	struct pk_ctx *pc = b->pc;
+	char lbl[160];
+
+	/* The answer carries the table as the port now holds it */
+	if (status < 0 || memcmp(resp->data, req->data, SMP_DATA_SIZE)) {
+		log_warn("P_Key block %u of %s was not programmed: %s", b->block,
+			 port_label(pc->port, lbl, sizeof(lbl)),
+			 status < 0 ? strerror(-status) : "the port holds other entries");
+		pc->failed = true;
+	}
+	free(b);
+	if (--pc->pending == 0)
+		pk_done(pc);
+}
+
+static uint32_t pk_amod(const struct fab_port *p, uint32_t block)
+{
+	/* IBA 14.2.5.7: the block in bits 0-15; a switch names the port in bits 16-31 */
+	return p->node->type == NODE_TYPE_SWITCH ? (uint32_t)p->num << 16 | block : block;
+}
+
+static const struct dr_path *pk_route(const struct fab_port *p)
+{
+	return p->node->type == NODE_TYPE_SWITCH ? &p->node->path : fabric_port_route(p);
+}
+
+/* Lay the table out and write the blocks that differ from what the port holds */
+static void pk_write(struct pk_ctx *pc)
+{
+	struct sweep *sw = pc->sw;
+	uint32_t nblocks = (pc->cap + PKEY_BLOCK_SIZE - 1) / PKEY_BLOCK_SIZE;
+
+	pc->fits = part_table_layout(pc->keys, pc->want_n, pc->idx0, pc->unread ? NULL : pc->have,
+				     pc->cap, pc->tab, pc->cap);
+	pc->pending = 1;
+	for (uint32_t b = 0; b < nblocks && !sw->err; b++) {
+		uint16_t blk[PKEY_BLOCK_SIZE] = { 0 };
+		unsigned int n = pc->cap - b * PKEY_BLOCK_SIZE;
+		struct pk_blk *pb;
+		struct smp req;
+
+		if (n > PKEY_BLOCK_SIZE)
+			n = PKEY_BLOCK_SIZE;
+		if (!pc->unread && !memcmp(pc->have + b * PKEY_BLOCK_SIZE,
+					   pc->tab + b * PKEY_BLOCK_SIZE, n * sizeof(*blk))) {
+			sw->res->pkey_blocks_kept++;
+			continue;
+		}
+		pb = malloc(sizeof(*pb));
+		if (!pb) {
+			sw->err = -ENOMEM;
+			break;
+		}
+		pb->pc = pc;
+		pb->block = b;
+		memcpy(blk, pc->tab + b * PKEY_BLOCK_SIZE, n * sizeof(*blk));
+		smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PKEY_TABLE, pk_amod(pc->port, b),
+			    pk_route(pc->port));
+		pkey_block_encode(blk, req.data);
+		pc->pending++;
+		sw->res->pkey_blocks_sent++;
+		if (submit(sw, &req, pk_set_cb, pb) < 0)
+			pc->pending--;
+	}
+	if (--pc->pending == 0)
+		pk_done(pc);
+}
+
+static void pk_get_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct pk_blk *b = arg;
+	struct pk_ctx *pc = b->pc;
+
+	if (status == 0) {
+		uint16_t blk[PKEY_BLOCK_SIZE];
+		unsigned int n = pc->cap - b->block * PKEY_BLOCK_SIZE;
+
+		pkey_block_decode(resp->data, blk);
+		memcpy(pc->have + b->block * PKEY_BLOCK_SIZE, blk,
+		       (n > PKEY_BLOCK_SIZE ? PKEY_BLOCK_SIZE : n) * sizeof(*blk));
+	} else {
+		pc->unread = true;	/* every block gets written */
+	}
+	free(b);
+	if (--pc->pending == 0)
+		pk_write(pc);
+}
+
+/*
+ * What the port holds without asking it: the table this smd wrote and the
+ * port confirmed in the last sweep, when the port was not reset since (a
+ * switch that was has LinearFDBTop 0, a CA port comes back below ACTIVE).
+ * A sweep asked for (SIGHUP, smctl resweep --heavy) reads every table.
+ */
+static bool pk_known(const struct sweep *sw, const struct fab_port *p, uint16_t *have,
+		     unsigned int cap)
+{
+	const struct smd *smd = sw->smd;
+	const struct fab_node *old;
+	const struct fab_port *op;
+
+	if (smd->route_full || !smd->fabric)
+		return false;
+	old = fabric_find(smd->fabric, p->node->guid);
+	if (!old || p->num > old->num_ports)
+		return false;
+	op = &old->ports[p->num];
+	if (!op->pkeys_valid || !op->pkey_tab || op->pkey_len > cap)
+		return false;
+	if (p->node->type == NODE_TYPE_SWITCH ? !p->node->si_valid || !p->node->si.lft_top :
+	    !p->pi_valid || p->pi.port_state != PORT_STATE_ACTIVE)
+		return false;
+	memset(have, 0, cap * sizeof(*have));
+	memcpy(have, op->pkey_tab, op->pkey_len * sizeof(*have));
+	return true;
+}
+
+/* The port whose keys a port's table holds: itself, or for a switch port its CA peer */
+static const struct fab_port *pk_owner(const struct fab_port *p)
+{
+	if (fabric_is_endport(p))
+		return p;
+	if (p->node->type == NODE_TYPE_SWITCH && fabric_port_linked(p) &&
+	    p->peer->node->type != NODE_TYPE_SWITCH)
+		return p->peer;
+	return NULL;
+}
+
+static int pk_port(struct sweep *sw, struct part_index *ix, struct fab_port *p)
+{
+	const struct fab_port *o = pk_owner(p);
+	const struct fab_node *n = p->node;
+	uint16_t keys[PKEY_TABLE_MAX];
+	unsigned int want_n, all, cap;
+	struct pk_ctx *pc;
+	char lbl[160];
+
+	p->pkey_enforce = false;
+	if (!o || !p->pi_valid || !pk_route(p))
+		return 0;
+	want_n = part_port_keys(ix, o->guid, o->node->type, keys, PKEY_TABLE_MAX, &all);
+	/* IBA 14.2.5.3, 14.2.5.4: the table's size */
+	if (n->type == NODE_TYPE_SWITCH && p->num)
+		cap = n->si_valid ? n->si.partition_enf_cap : 0;
+	else
+		cap = n->ni.partition_cap;
+	if (cap > PKEY_TABLE_MAX)
+		cap = PKEY_TABLE_MAX;
+	if (!cap) {
+		/* The SA still goes by the port's partitions */
+		if (fabric_is_endport(p)) {
+			log_warn("%s has no P_Key table (PartitionCap 0)",
+				 port_label(p, lbl, sizeof(lbl)));
+			if (fabric_port_set_pkeys(p, keys, want_n) < 0)
+				return -ENOMEM;
+		}
+		return 0;
+	}
+	pc = calloc(1, sizeof(*pc) + want_n * sizeof(*keys));
+	if (!pc)
+		return -ENOMEM;
+	pc->have = calloc(cap, sizeof(*pc->have));
+	pc->tab = calloc(cap, sizeof(*pc->tab));
+	if (!pc->have || !pc->tab) {
+		free(pc->have);
+		free(pc->tab);
+		free(pc);
+		return -ENOMEM;
+	}
+	pc->sw = sw;
+	pc->port = p;
+	pc->cap = cap;
+	pc->want_n = want_n;
+	pc->idx0 = fabric_is_endport(p);
+	memcpy(pc->keys, keys, want_n * sizeof(*keys));
+	if (all > want_n)
+		log_warn("%s: in %u partitions, smd keeps at most %u",
+			 port_label(o, lbl, sizeof(lbl)), all, PKEY_TABLE_MAX);
+	if (pk_known(sw, p, pc->have, cap)) {
+		sw->res->pkey_ports_trusted++;
+		pk_write(pc);
+		return sw->err;
+	}
+	pc->pending = 1;
+	for (uint32_t b = 0; b * PKEY_BLOCK_SIZE < cap && !sw->err; b++) {
+		struct pk_blk *pb = malloc(sizeof(*pb));
+		struct smp req;
+
+		if (!pb) {
+			sw->err = -ENOMEM;
+			break;
+		}
+		pb->pc = pc;
+		pb->block = b;
+		smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PKEY_TABLE, pk_amod(p, b), pk_route(p));
+		pc->pending++;
+		if (submit(sw, &req, pk_get_cb, pb) < 0)
+			pc->pending--;
+	}
+	if (--pc->pending == 0)
+		pk_write(pc);
+	return sw->err;
+}
+
+/* The partitions' index for this sweep; the P_Key programming starts (IBA 14.2.5.7) */
 static int pkeys_enter(struct sweep *sw)
 {
 	sw->t_program = txn_now_us();
 	sw->rereg = sw->smd->cfg.client_reregister && !sw->smd->rereg_done;
-	return 0;
+	return part_index_new(sw->smd->parts, sw->smd->sa_env.sm_guid, &sw->pk_ix);
 }
 
-static int phase_read_pkeys(struct sweep *sw)
+/* Every port's table read, then the blocks that differ written, node by node */
+static int phase_pkeys(struct sweep *sw)
 {
 	struct fabric *f = sw->f;
 	int r;
@@ -486,28 +739,47 @@ static int phase_read_pkeys(struct sweep *sw)
 		r = sweep_yield(sw);
 		if (r)
 			return r;
-
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
-			struct fab_port *p = &n->ports[pn];
-			const struct dr_path *route = fabric_port_route(p);
-			struct set_ctx *sc;
-			struct smp req;
-
-			if (!fabric_is_endport(p) || !p->pi_valid || !route)
-				continue;
-			sc = calloc(1, sizeof(*sc));
-			if (!sc)
-				return -ENOMEM;
-			sc->sw = sw;
-			sc->port = p;
-			/* IBA 14.2.5.7: block 0; switches name the port in bits 16-31 */
-			smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_PKEY_TABLE,
-				    n->type == NODE_TYPE_SWITCH ? (uint32_t)pn << 16 : 0, route);
-			r = submit(sw, &req, pkey_cb, sc);
+			r = pk_port(sw, sw->pk_ix, &n->ports[pn]);
 			if (r < 0)
 				return r;
 		}
 	}
+	return 0;
+}
+
+static int pkeys_done(struct sweep *sw)
+{
+	struct smd *smd = sw->smd;
+	struct sweep_result *res = sw->res;
+	struct fabric *f = sw->f;
+	size_t absent = part_absent_guids(sw->pk_ix, f);
+
+	part_index_free(sw->pk_ix);
+	sw->pk_ix = NULL;
+	if (sw->err < 0)
+		return sw->err;
+	/* Enforcement where the switch can (phase_configure_ports sets it) */
+	for (size_t i = 0; i < f->nswitches; i++) {
+		const struct fab_node *n = f->switches[i];
+
+		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+			if (!n->ports[pn].pkey_enforce)
+				continue;
+			if (n->si.inbound_enf_cap || n->si.outbound_enf_cap)
+				res->pkey_enforced++;
+			else
+				res->pkey_unenforced++;
+		}
+	}
+	log_info("partitions: %zu, P_Key blocks: %u written, %u unchanged (%u ports not read: "
+		 "known); %u switch ports facing CAs enforce them, %u cannot (their switch "
+		 "has no Inbound/OutboundEnforcementCap)%s", smd->parts->n, res->pkey_blocks_sent,
+		 res->pkey_blocks_kept, res->pkey_ports_trusted, res->pkey_enforced,
+		 res->pkey_unenforced, res->pkey_errors ? "; SOME TABLES NOT PROGRAMMED" : "");
+	if (absent)
+		log_info("partitions: %zu port GUIDs the partitions name are not in the fabric",
+			 absent);
 	return 0;
 }
 
@@ -658,12 +930,24 @@ static int phase_configure_ports(struct sweep *sw)
 						    route_op_vls(sw->vls) : vls;
 				pi.vl_high_limit = (uint8_t)cfg->vlarb_high_limit;
 			}
+			/*
+			 * IBA 10.9.2, 14.2.5.6: a switch port facing a CA checks
+			 * P_Keys in and out when the switch can (SwitchInfo
+			 * Inbound/OutboundEnforcementCap) and its table holds the
+			 * CA's keys (phase_pkeys); other ports do not.
+			 */
+			if (n->type == NODE_TYPE_SWITCH && pn) {
+				pi.pkey_enf_inbound = p->pkey_enforce && n->si.inbound_enf_cap;
+				pi.pkey_enf_outbound = p->pkey_enforce && n->si.outbound_enf_cap;
+			}
 			change = pi.lid != p->pi.lid || pi.lmc != p->pi.lmc ||
 				 pi.master_sm_lid != p->pi.master_sm_lid ||
 				 pi.gid_prefix != p->pi.gid_prefix ||
 				 pi.subnet_timeout != p->pi.subnet_timeout ||
 				 pi.neighbor_mtu != p->pi.neighbor_mtu || pi.op_vls != p->pi.op_vls ||
 				 pi.vl_high_limit != p->pi.vl_high_limit ||
+				 pi.pkey_enf_inbound != p->pi.pkey_enf_inbound ||
+				 pi.pkey_enf_outbound != p->pi.pkey_enf_outbound ||
 				 mkey_port_differs(sw->smd, p);
 			port_info_nochange(&pi);
 			/*
@@ -1343,7 +1627,7 @@ static void phase_verify(struct sweep *sw)
 		}
 	}
 	res->up = res->not_active == 0 && res->unconfigured == 0 && res->lft_errors == 0 &&
-		  res->unrouted == 0 && res->table_errors == 0;
+		  res->unrouted == 0 && res->table_errors == 0 && res->pkey_errors == 0;
 }
 
 /*
@@ -1551,6 +1835,19 @@ static int save_enter(struct sweep *sw)
 		.smps_retried = ts->retries, .up = res->up, .err = sw->r,
 		.sm_node_guid = ln ? ln->guid : 0, .sm_port_guid = lp ? lp->guid : 0,
 	};
+	/* The partitions in force, for the database and smctl (freed in save_done) */
+	sw->ss_parts = calloc(smd->parts->n ? smd->parts->n : 1, sizeof(*sw->ss_parts));
+	if (!sw->ss_parts)
+		return -ENOMEM;
+	sw->ss.partitions = sw->ss_parts;
+	sw->ss.npartitions = smd->parts->n;
+	for (size_t i = 0; i < smd->parts->n; i++) {
+		struct store_partition *sp = &sw->ss_parts[i];
+
+		sp->pkey = smd->parts->parts[i].pkey;
+		sp->ipoib = smd->parts->parts[i].ipoib;
+		snprintf(sp->name, sizeof(sp->name), "%s", smd->parts->parts[i].name);
+	}
 	return 0;
 }
 
@@ -1572,6 +1869,10 @@ static int save_done(struct sweep *sw)
 {
 	struct smd *smd = sw->smd;
 
+	free(sw->ss_parts);
+	sw->ss_parts = NULL;
+	sw->ss.partitions = NULL;
+
 	if (sw->save_r < 0)
 		log_error("saving the sweep to the database failed: %s; %s",
 			  store_errmsg(smd->store), sw->r ? "the failure is not recorded" :
@@ -1592,7 +1893,7 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "lids",        NULL,           lids_work,   NULL,                  lids_done,    0 },
 	{ "route",       route_enter,    route_work,  NULL,                  route_done,   0 },
 	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
-	{ "pkeys",       pkeys_enter,    NULL,        phase_read_pkeys,      NULL,         0 },
+	{ "pkeys",       pkeys_enter,    NULL,        phase_pkeys,           pkeys_done,   0 },
 	{ "vl-tables",   vl_plan_enter,  NULL,        phase_vl_tables,       NULL,         0 },
 	{ "ports",       NULL,           NULL,        phase_configure_ports, NULL,         0 },
 	{ "lfts",        NULL,           NULL,        phase_program_lfts,    NULL,         0 },
@@ -1857,6 +2158,8 @@ struct sweep *sweep_free(struct sweep *sw)
 	route_result_free(sw->routes);
 	fabric_free(sw->f);
 	sa_index_free(sw->sa_index);
+	part_index_free(sw->pk_ix);
+	free(sw->ss_parts);
 	free(sw);
 	return NULL;
 }

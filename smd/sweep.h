@@ -39,6 +39,11 @@ struct sweep_result {
 	unsigned int mcast_unsafe;	/* trees that close a cycle in the routes' CDG */
 	unsigned int mft_blocks_read, mft_blocks_sent;
 	unsigned int rereg;		/* CA ports asked to reregister (ClientReregister) */
+	/* Partitions: P_Key table blocks written, found right; ports not read */
+	unsigned int pkey_blocks_sent, pkey_blocks_kept, pkey_ports_trusted;
+	unsigned int pkey_errors;	/* ports whose table could not be programmed */
+	unsigned int pkey_enforced;	/* switch ports with partition enforcement */
+	unsigned int pkey_unenforced;	/* ... that would have it, but the switch cannot */
 	uint64_t smps, timeouts, retries, failed;
 	double seconds, t_discover, t_route, t_program;
 	bool up;

@@ -272,6 +272,14 @@ void trap_handle(struct smd *smd, const uint8_t *mad, size_t len, const struct m
 	if (!smd->trapt)
 		return;
 	v = trap_judge(smd->trapt, smd->fabric, from->slid, generic, num, txn_now_us(), &src);
+	/*
+	 * A port's local changes (144) and SystemImageGUID (145) go on to the
+	 * SA's subscribers (srp_daemon finds targets by 144), from known,
+	 * non-flooding sources only
+	 */
+	if ((v == TRAP_SWEEP || v == TRAP_DEFER) && (num == 144 || num == 145) && smd->sa &&
+	    smd->sa_serving)
+		sa_report_forward(smd->sa, mad + 64, SMP_DATA_SIZE, from->slid);
 	/* Bad M_Key: counted and answered whatever the source's rate (smd/mkey.h) */
 	if (generic && num == 256)
 		mkey_trap(smd, mad, len, v == TRAP_UNKNOWN ? NULL : src, from->slid);

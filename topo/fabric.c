@@ -28,15 +28,21 @@ int fabric_new(struct fabric **out)
 	return 0;
 }
 
+static void node_free(struct fab_node *n)
+{
+	for (unsigned int i = 0; i <= n->num_ports; i++)
+		free(n->ports[i].pkey_tab);
+	free(n->ports);
+	free(n->lft);
+	free(n);
+}
+
 struct fabric *fabric_free(struct fabric *f)
 {
 	if (!f)
 		return NULL;
-	for (size_t i = 0; i < f->nnodes; i++) {
-		free(f->nodes[i]->ports);
-		free(f->nodes[i]->lft);
-		free(f->nodes[i]);
-	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		node_free(f->nodes[i]);
 	free(f->nodes);
 	free(f->switches);
 	free(f->by_guid);
@@ -166,9 +172,7 @@ int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct f
 		struct fab_node *n = f->nodes[i];
 
 		if (mark[i]) {
-			free(n->ports);
-			free(n->lft);
-			free(n);
+			node_free(n);
 			continue;
 		}
 		n->idx = (uint32_t)k;
@@ -326,6 +330,66 @@ size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *link
 	if (links)
 		*links = ln;
 	return ports;
+}
+
+static int pkey_cmp(const void *x, const void *y)
+{
+	uint16_t a = *(const uint16_t *)x, b = *(const uint16_t *)y;
+
+	/* By partition, the full member's entry first */
+	if ((a & 0x7fff) != (b & 0x7fff))
+		return (a & 0x7fff) < (b & 0x7fff) ? -1 : 1;
+	return (b & 0x8000) - (a & 0x8000);
+}
+
+int fabric_port_set_pkeys(struct fab_port *p, const uint16_t *tab, unsigned int len)
+{
+	unsigned int used = 0, n = 0, keep;
+	uint16_t *t;
+
+	for (unsigned int i = 0; i < len; i++)
+		if (tab[i] & 0x7fff)
+			used = i + 1;
+	/* Whole 32-entry blocks (IBA 14.2.5.7), at least the first */
+	keep = (used + 31) / 32 * 32;
+	if (keep < 32)
+		keep = 32;
+	if (keep > len)
+		keep = len;
+	t = malloc(((size_t)keep + used + 1) * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memcpy(t, tab, keep * sizeof(*t));
+	for (unsigned int i = 0; i < used; i++)
+		if (tab[i] & 0x7fff)
+			t[keep + n++] = tab[i];
+	qsort(t + keep, n, sizeof(*t), pkey_cmp);
+	/* One entry per partition: the first of its base, the full one if any */
+	{
+		unsigned int k = 0;
+
+		for (unsigned int i = 0; i < n; i++)
+			if (!k || (t[keep + k - 1] & 0x7fff) != (t[keep + i] & 0x7fff))
+				t[keep + k++] = t[keep + i];
+		n = k;
+	}
+	free(p->pkey_tab);
+	p->pkey_tab = t;
+	p->pkey_len = (uint16_t)keep;
+	p->pkey_nkeys = (uint16_t)n;
+	return 0;
+}
+
+const uint16_t *fabric_port_pkeys(const struct fab_port *p, unsigned int *n)
+{
+	static const uint16_t dflt = 0xffff;
+
+	if (!p->pkey_tab) {
+		*n = 1;
+		return &dflt;
+	}
+	*n = p->pkey_nkeys;
+	return p->pkey_tab + p->pkey_len;
 }
 
 void fabric_count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,

@@ -21,13 +21,22 @@ struct fab_port {
 	struct port_info pi;		/* as last read from (or set on) the port */
 	struct dr_path path;		/* CA ports: a route that enters the node here */
 	uint64_t guid;			/* CA: port GUID; switch: node GUID */
-	uint16_t pkeys[32];		/* endports: P_Key table block 0, as read */
+	/*
+	 * Partitions: the P_Key table smd keeps on the port (endports, and
+	 * switch ports facing a CA or router port), pkey_tab[0..pkey_len) (the
+	 * entries after it are 0), then its non-zero keys sorted by their low
+	 * 15 bits, pkey_tab[pkey_len..pkey_len + pkey_nkeys), for lookups
+	 * (fabric_port_pkeys). NULL: not known.
+	 */
+	uint16_t *pkey_tab;
+	uint16_t pkey_len, pkey_nkeys;
 	uint32_t load;			/* routing: LIDs forwarded out of this port */
 	uint16_t lid;			/* endports: the LID smd assigned */
 	uint8_t lmc;
 	uint8_t num;
 	bool pi_valid;
-	bool pkeys_valid;
+	bool pkeys_valid;		/* the port holds pkey_tab: written and answered, or read */
+	bool pkey_enforce;		/* switch port: partition enforcement wanted on it */
 	bool has_path;
 	bool peer_lost;			/* link up but the peer never answered */
 };
@@ -115,5 +124,16 @@ struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);
 void fabric_count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,
 			 uint32_t *routed, uint32_t *unrouted);
 size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *links);
+/*
+ * Give port p the P_Key table tab[0..len) (IBA 14.2.5.7; trailing blocks
+ * of zeros are not kept). 0 or -ENOMEM (the old table stays).
+ */
+int fabric_port_set_pkeys(struct fab_port *p, const uint16_t *tab, unsigned int len);
+/*
+ * The port's P_Keys, non-zero, sorted by their low 15 bits (one entry per
+ * partition, the full member's when both are there). A port whose table is
+ * not known holds the default partition, full member (0xffff).
+ */
+const uint16_t *fabric_port_pkeys(const struct fab_port *p, unsigned int *n);
 
 #endif

@@ -213,6 +213,7 @@ static void event_add(struct mc_db *db, bool created, const struct mc_group *g)
 	db->ev[db->nev].created = created;
 	memcpy(db->ev[db->nev].mgid, g->mgid, 16);
 	db->ev[db->nev].mlid = g->mlid;
+	db->ev[db->nev].pkey = g->p.pkey;
 	db->nev++;
 }
 
@@ -478,6 +479,14 @@ int mc_db_add_permanent(struct mc_db *db, const uint8_t mgid[16], const struct m
 	if (out)
 		*out = g;
 	return 0;
+}
+
+void mc_db_unpin(struct mc_db *db, struct mc_group *g)
+{
+	g->permanent = false;
+	/* Nobody holds it: non-members go with it, as with a leave */
+	if (!g->holders)
+		group_delete(db, g);
 }
 
 /* ---- the rules ---- */
@@ -747,7 +756,8 @@ int mc_leave(struct mc_db *db, const struct mc_req *req, struct mc_group *out,
 	return 0;
 }
 
-size_t mc_db_purge(struct mc_db *db, bool (*alive)(void *ctx, uint64_t guid), void *ctx)
+size_t mc_db_purge(struct mc_db *db, bool (*keep)(void *ctx, uint64_t guid, uint16_t pkey),
+		   void *ctx)
 {
 	size_t dropped = 0;
 
@@ -756,7 +766,7 @@ size_t mc_db_purge(struct mc_db *db, bool (*alive)(void *ctx, uint64_t guid), vo
 		uint32_t k = 0;
 
 		for (uint32_t j = 0; j < g->nmembers; j++) {
-			if (alive(ctx, g->members[j].guid)) {
+			if (keep(ctx, g->members[j].guid, g->p.pkey)) {
 				g->members[k++] = g->members[j];
 				continue;
 			}

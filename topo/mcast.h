@@ -120,6 +120,7 @@ struct mc_event {
 	bool created;
 	uint8_t mgid[16];
 	uint16_t mlid;
+	uint16_t pkey;			/* the group's partition (who may hear of it) */
 };
 
 struct mc_db;
@@ -151,6 +152,8 @@ const struct mc_member *mc_group_member(const struct mc_group *g, uint64_t guid)
  */
 int mc_db_add_permanent(struct mc_db *db, const uint8_t mgid[16], const struct mc_params *p,
 			struct mc_group **out);
+/* A configured group that no longer is: it stays while members hold it */
+void mc_db_unpin(struct mc_db *db, struct mc_group *g);
 /*
  * MLIDs remembered for MGIDs (from the database): a group created again
  * with one of these MGIDs gets its MLID back when free, and other groups
@@ -178,10 +181,12 @@ int mc_join(struct mc_db *db, const struct mc_req *req, const struct mc_port *po
 int mc_leave(struct mc_db *db, const struct mc_req *req, struct mc_group *out,
 	     uint8_t *state, bool *deleted);
 /*
- * Drop every member port for which alive() is false (ports that left the
- * fabric); groups no member holds any longer go. Returns the members dropped.
+ * Drop every member port for which keep() is false, asked with the
+ * group's P_Key (ports that left the fabric, or left the partition); groups
+ * no member holds any longer go. Returns the members dropped.
  */
-size_t mc_db_purge(struct mc_db *db, bool (*alive)(void *ctx, uint64_t guid), void *ctx);
+size_t mc_db_purge(struct mc_db *db, bool (*keep)(void *ctx, uint64_t guid, uint16_t pkey),
+		   void *ctx);
 
 /*
  * Groups whose membership or existence changed since the last call: the

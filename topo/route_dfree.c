@@ -269,19 +269,22 @@ static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
 	for (uint32_t i = 0; i < n; i++)
 		fin[dc->popped[i]] = g->nsrc[dc->popped[i]];
 	for (uint32_t i = n; i-- > 1;) {
-		uint32_t s = dc->popped[i], deg = rt_deg(g, s), best = RT_NONE;
+		uint32_t s = dc->popped[i], deg = rt_deg(g, s), best = RT_NONE, bs = 0;
 		uint64_t bc = 0, bw = 0;
 
 		for (uint32_t k = 0; k < deg; k++) {
-			uint32_t a = g->off[s] + (k + rot) % deg, t = g->to[a];
+			uint32_t a = g->off[s] + (k + rot) % deg, t = g->to[a], sb;
 			uint64_t w, c;
 
 			if (cost[t] >= cost[s])
 				continue;
 			w = H + W[a];
 			c = cost[t] + w + (spread ? rt_wflow(&dc->l, d, fin[t]) : 0);
-			if (best == RT_NONE || c < bc || (c == bc && w < bw)) {
+			/* Away from the arcs of the port's other LIDs first (LMC > 0) */
+			sb = rt_sib_key(g, a);
+			if (best == RT_NONE || sb < bs || (sb == bs && (c < bc || (c == bc && w < bw)))) {
 				best = a;
+				bs = sb;
 				bc = c;
 				bw = w;
 			}
@@ -297,6 +300,7 @@ static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 	const struct rt_dest *d = &dc->g.dest[i];
 	const struct rt_dag *dag = mode == DF_MINIMAL ? &dc->dag : &dc->updn.dag;
 
+	rt_sib_mark(&dc->g, d);
 	if (mode == DF_MINIMAL) {
 		rt_dag_minimal(&dc->dag, &dc->g, d->sw);
 		rt_dag_tree(&dc->dag, &dc->g, d, &dc->l, true, i, dc->cost, dc->fin, dc->nxt);
@@ -313,6 +317,7 @@ static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
 		tree_sssp(dc, d, i);
 		rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order, dc->scratch, 1);
 	}
+	rt_sib_clear(&dc->g);
 }
 
 static void df_reset(struct dfree *dc)

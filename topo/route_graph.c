@@ -42,7 +42,71 @@ void rt_graph_free(struct rt_graph *g)
 	free(g->tbase);
 	free(g->dest);
 	free(g->lt);
+	if (g->sibs) {
+		free(g->sibs->cnt);
+		free(g->sibs->arcs);
+		free(g->sibs->entered);
+		free(g->sibs->hosts);
+		free(g->sibs);
+	}
 	memset(g, 0, sizeof(*g));
+}
+
+void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d)
+{
+	const struct fab_port *ep = d->lid < g->lidlen ? g->f->by_lid[d->lid] : NULL;
+	struct rt_sibs *sb = g->sibs;
+	uint32_t n;
+
+	if (!sb)
+		return;
+	sb->on = false;
+	if (!ep || !ep->lmc)
+		return;
+	n = 1u << ep->lmc;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t lid = (uint32_t)ep->lid + k;
+
+		if (lid == d->lid || lid >= g->lidlen)
+			continue;
+		/* The switches this LID's paths pass: hosts' and the next hops' */
+		memcpy(sb->entered, sb->hosts, g->nsw);
+		for (uint32_t pass = 0; pass < 2; pass++) {
+			for (uint32_t s = 0; s < g->nsw; s++) {
+				const struct fab_node *sw = g->f->switches[s];
+				uint8_t p = g->lt ? g->lt[(size_t)lid * g->nsw + s] :
+					    lid < sw->lft_len ? sw->lft[lid] : LFT_PORT_NONE;
+				uint32_t a;
+
+				if (s == d->sw || p < 1 || p > g->nports[s])
+					continue;
+				a = g->parc[g->pbase[s] + p];
+				if (a == RT_NONE)
+					continue;
+				if (!pass) {
+					sb->entered[g->to[a]] = 1;
+					continue;
+				}
+				if (!sb->cnt[a])
+					sb->arcs[sb->n++] = a;
+				sb->cnt[a] = (uint16_t)(sb->cnt[a] + 1 +
+							(sb->entered[s] ? 256 : 0));
+			}
+		}
+	}
+	sb->on = sb->n > 0;
+}
+
+void rt_sib_clear(const struct rt_graph *g)
+{
+	struct rt_sibs *sb = g->sibs;
+
+	if (!sb)
+		return;
+	for (uint32_t i = 0; i < sb->n; i++)
+		sb->cnt[sb->arcs[i]] = 0;
+	sb->n = 0;
+	sb->on = false;
 }
 
 /* LIDs per transposed block: 64 rows of a few thousand switches stay in L2 */
@@ -208,6 +272,35 @@ int rt_graph_build(struct fabric *f, struct rt_graph *g)
 		g->ndest++;
 	}
 	qsort(g->dest, g->ndest, sizeof(*g->dest), cmp_dest);
+	/* Ports with several LIDs: their routes are spread (rt_sib_mark) */
+	for (uint32_t i = 0; i < g->ndest; i++) {
+		const struct fab_port *ep = f->by_lid[g->dest[i].lid];
+
+		if (ep->lmc && ep->lid != g->dest[i].lid) {
+			g->sibs = calloc(1, sizeof(*g->sibs));
+			if (g->sibs) {
+				g->sibs->cnt = calloc(na ? na : 1, sizeof(*g->sibs->cnt));
+				/* Every arc at most once: at most narcs entries */
+				g->sibs->arcs = malloc((na ? na : 1) * sizeof(*g->sibs->arcs));
+				g->sibs->entered = malloc(g->nsw ? g->nsw : 1);
+				g->sibs->hosts = calloc(g->nsw ? g->nsw : 1, 1);
+			}
+			if (!g->sibs || !g->sibs->cnt || !g->sibs->arcs || !g->sibs->entered ||
+			    !g->sibs->hosts) {
+				rt_graph_free(g);
+				return -ENOMEM;
+			}
+			for (uint32_t s = 0; s < g->nsw; s++) {
+				const struct fab_node *sw = f->switches[s];
+
+				for (unsigned int p = 1; p <= sw->num_ports; p++)
+					if (sw->ports[p].peer &&
+					    sw->ports[p].peer->node->type != NODE_TYPE_SWITCH)
+						g->sibs->hosts[s] = 1;
+			}
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -285,6 +378,7 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 		 uint32_t *nxt)
 {
 	const uint64_t *W = rt_wsel(l, d);
+	const uint16_t *sib = g->sibs && g->sibs->on ? g->sibs->cnt : NULL;
 	bool spread = rt_spread(d);
 
 	for (uint32_t s = 0; s < g->nsw; s++)
@@ -297,15 +391,28 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 	 */
 	for (uint32_t i = 1; i < dag->n; i++) {
 		uint32_t lo = dag->off[i], n = dag->off[i + 1] - lo, k = n ? rot % n : 0;
-		uint32_t best = RT_NONE;
+		uint32_t best = RT_NONE, bs = 0;
 		uint64_t bc = UINT64_MAX, bw = 0;
 
-		for (uint32_t j = 0; j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+		for (uint32_t j = 0; !sib && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
 			uint32_t a = dag->arcs[lo + k];
 			uint64_t c = cost[g->to[a]] + W[a];
 
 			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
 				best = a;
+				bc = c;
+				bw = W[a];
+			}
+		}
+		/* An arc the port's other LIDs take loses to any other (LMC > 0) */
+		for (uint32_t j = 0; sib && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
+			uint32_t a = dag->arcs[lo + k], sb = sib[a];
+			uint64_t c = cost[g->to[a]] + W[a];
+
+			if (best == RT_NONE || sb < bs ||
+			    (sb == bs && (c < bc || (c == bc && W[a] < bw)))) {
+				best = a;
+				bs = sb;
 				bc = c;
 				bw = W[a];
 			}

@@ -65,6 +65,27 @@ struct rt_graph {
 	 */
 	uint8_t *lt;
 	uint32_t lidlen;		/* max_lid + 1 */
+	/*
+	 * LMC > 0: the arcs the other LIDs of the port being routed take now,
+	 * which its next hops avoid where a switch has another choice, so that
+	 * the paths of one port's LIDs spread over different links. NULL when
+	 * every endport has LMC 0.
+	 */
+	struct rt_sibs *sibs;
+};
+
+struct rt_sibs {
+	/*
+	 * [narcs] the port's other LIDs over each arc: their number in the
+	 * low byte, in the high byte those of them that reach the arc's switch
+	 * from a host or another switch (paths really pass there)
+	 */
+	uint16_t *cnt;
+	uint8_t *entered;		/* [nsw] scratch of rt_sib_mark */
+	uint8_t *hosts;			/* [nsw] 1: a CA is cabled to the switch */
+	uint32_t *arcs;			/* the arcs counted, to clear them */
+	uint32_t n;
+	bool on;			/* cnt holds the siblings of the LID being routed */
 };
 
 /* What route_compute hands an engine, and what the caller gets back */
@@ -157,6 +178,27 @@ static inline size_t rt_turn(const struct rt_graph *g, uint32_t a, uint32_t b)
 /* -EPROTO when a cable has no way back (a model no engine can route) */
 int rt_graph_build(struct fabric *f, struct rt_graph *g);
 void rt_graph_free(struct rt_graph *g);
+/*
+ * Before routing d: count the arcs the port's other LIDs (LMC > 0) take in
+ * the current LFTs into g->sibs; rt_sib_clear() after. O(switches x LIDs of
+ * the port); nothing for LMC 0.
+ */
+void rt_sib_mark(const struct rt_graph *g, const struct rt_dest *d);
+void rt_sib_clear(const struct rt_graph *g);
+/* How many of the port's other LIDs leave over arc a (0 without LMC) */
+static inline uint32_t rt_sib(const struct rt_graph *g, uint32_t a)
+{
+	return g->sibs && g->sibs->on ? g->sibs->cnt[a] & 0xff : 0;
+}
+/*
+ * The order in which arcs are avoided: first by the other LIDs whose paths
+ * pass the arc's switch (so that the paths of one source to the port's
+ * LIDs part), then by all of them (so that every switch spreads them)
+ */
+static inline uint32_t rt_sib_key(const struct rt_graph *g, uint32_t a)
+{
+	return g->sibs && g->sibs->on ? g->sibs->cnt[a] : 0;
+}
 /* Working LFTs: all LFT_PORT_NONE, or (load) a copy of the fabric's. 0 or -ENOMEM */
 int rt_lt_init(struct rt_graph *g, bool load);
 /* Write the working LFTs into the switches' LFTs (allocated by route_alloc_lfts) */

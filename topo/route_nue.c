@@ -225,6 +225,17 @@ static bool joinable(struct nue *n, struct rt_cdg *c, const struct rt_dest *d, u
 }
 
 /*
+ * An arc the port's other LIDs take (LMC > 0) weighs as much again per
+ * such LID, plus one: an equal way elsewhere wins, a much longer one not.
+ */
+static uint64_t sib_pen(const struct nue *n, const uint64_t *W, uint32_t a)
+{
+	uint32_t k = rt_sib(n->g, a);
+
+	return k ? k * (n->H + W[a] + 1) : 0;
+}
+
+/*
  * Grow d's tree in layer c. 0: every switch of d's component joined (the
  * turns stay in c); 1: some could not (nothing stays); -ENOMEM.
  */
@@ -247,7 +258,7 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 	for (uint32_t b = g->off[d->sw]; b < g->off[d->sw + 1]; b++) {
 		uint32_t a = g->rev[b];
 
-		if (heap_push(n, n->H + W[a], g->to[b], a) < 0)
+		if (heap_push(n, n->H + W[a] + sib_pen(n, W, a), g->to[b], a) < 0)
 			return -ENOMEM;
 	}
 	while (n->nheap) {
@@ -267,7 +278,7 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 
 				if (a == e.arc || !n->settled[x])
 					continue;
-				cc = n->cost[x] + n->H + W[a];
+				cc = n->cost[x] + n->H + W[a] + sib_pen(n, W, a);
 				if (cc < bc && joinable(n, c, d, a)) {
 					best = a;
 					bc = cc;
@@ -295,7 +306,7 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 
 			if (n->settled[x])
 				continue;
-			if (heap_push(n, e.cost + n->H + W[a], x, a) < 0)
+			if (heap_push(n, e.cost + n->H + W[a] + sib_pen(n, W, a), x, a) < 0)
 				return -ENOMEM;
 		}
 	}
@@ -403,14 +414,18 @@ int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint3
 				L0 = L = sl_dest[d->lid];
 			}
 			/* Every layer within the hop limit, then every layer without it */
+			rt_sib_mark(g, d);
 			for (unsigned int k = 0; k < 2 * V && !done; k++) {
 				L = (L0 + k) % V;
 				n.hop_limit = k < V && hop_limit ? hop_limit : UINT32_MAX;
 				r = grow(&n, &n.layer[L], d);
 				if (r < 0)
-					goto out;
+					break;
 				done = r == 0;
 			}
+			rt_sib_clear(g);
+			if (r < 0)
+				goto out;
 			escaped_dest[i] = !done;
 			if (!done) {
 				L = L0;

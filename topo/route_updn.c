@@ -260,7 +260,9 @@ int route_updn_compute(struct fabric *f, struct route_result *res, struct route_
 	if (r == 0 && !nxt)
 		r = -ENOMEM;
 	for (uint32_t i = 0; r == 0 && i < g.ndest; i++) {
+		rt_sib_mark(&g, &g.dest[i]);
 		rt_updn_tree(&g, &u, &g.dest[i], &l, true, nxt);
+		rt_sib_clear(&g);
 		rt_tree_write(&g, &g.dest[i], nxt);
 	}
 	if (r == 0) {

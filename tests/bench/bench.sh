@@ -15,6 +15,7 @@
 #   SMD       smd binary (default: ./smd/smd under the repo root); run as
 #             "$SMD --once --db <tmp>/smd.db".  Skipped if not built yet.
 #   SMD_ARGS  extra smd arguments
+#   OPENSM_ARGS extra opensm arguments (e.g. "-P partitions.conf")
 #   SMS       which SMs to run (default "smd opensm")
 #   RUNS      runs per SM (default 1); seconds = median, peak MB = max
 #   CHECK     1 (default) = run checkfabric.py after each SM's last run
@@ -79,7 +80,9 @@ run_sm() {
 		cmd=("$SMD" --once --db "$d/smd.db" ${SMD_ARGS:-}) ;;
 	opensm)
 		export OSM_CACHE_DIR="$d" OSM_TMP_DIR="$d"
-		cmd=(opensm -o -f "$d/opensm.log" -e --dump_files_dir "$d" -F /dev/null) ;;
+		# shellcheck disable=SC2206
+		cmd=(opensm -o -f "$d/opensm.log" -e --dump_files_dir "$d" -F /dev/null
+		     ${OPENSM_ARGS:-}) ;;
 	esac
 	[ -n "$timer" ] && cmd=("$timer" -v -o "$d/time.txt" "${cmd[@]}")
 

@@ -1,7 +1,10 @@
 #!/bin/bash
 # Golden config tests: `smd -nv -c X.conf` must print X.ok exactly, and the
 # printed form must parse again to itself; every bad-*.conf must be refused
-# with exit 2 and the message in bad-*.err (file:line: reason).
+# with exit 2 and the message in bad-*.err (file:line: reason; @FILE@ is the
+# conf, @DIR@ its directory). *.partitions files (partition_config) are
+# copied along; the partitions -nv prints (as comments) must parse again, as
+# a partitions file, to the same partitions.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SMD=${SMD:-$here/../../smd/smd}
@@ -21,11 +24,20 @@ copy() {
 	esac
 	echo "$tmp/$(basename "$1")"
 }
+cp "$here"/*.partitions "$tmp/"
+# The partitions part of -nv output, uncommented: a partitions file again
+parts_of() {
+	sed -n '/^# partitions as smd reads them/,$p' "$1" | tail -n +2 | sed 's/^# //' | grep -v '^#'
+}
 for orig in "$here"/good-*.conf; do
 	name=$(basename "$orig" .conf)
 	conf=$(copy "$orig")
 	if "$SMD" -nv -c "$conf" >"$tmp/out" 2>"$tmp/err" && diff -u "$here/$name.ok" "$tmp/out" &&
-	   "$SMD" -nv -c "$tmp/out" >"$tmp/again" && cmp -s "$tmp/out" "$tmp/again"; then
+	   "$SMD" -nv -c "$tmp/out" >"$tmp/again" && cmp -s "$tmp/out" "$tmp/again" &&
+	   parts_of "$tmp/out" >"$tmp/printed.partitions" &&
+	   printf 'partition_config = printed.partitions\n' >"$tmp/printed.conf" &&
+	   "$SMD" -nv -c "$tmp/printed.conf" >"$tmp/reparsed" 2>>"$tmp/err" &&
+	   parts_of "$tmp/reparsed" | diff -u "$tmp/printed.partitions" - >>"$tmp/err"; then
 		pass=$((pass + 1))
 	else
 		echo "FAIL: $name"; cat "$tmp/err"
@@ -37,7 +49,7 @@ for orig in "$here"/bad-*.conf; do
 	conf=$(copy "$orig")
 	"$SMD" -n -c "$conf" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
-	want=$(sed "s|@FILE@|$conf|g" "$here/$name.err")
+	want=$(sed -e "s|@FILE@|$conf|g" -e "s|@DIR@|$tmp|g" "$here/$name.err")
 	if [ "$rc" -eq 2 ] && [ "$(cat "$tmp/err")" = "$want" ]; then
 		pass=$((pass + 1))
 	else

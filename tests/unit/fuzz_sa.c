@@ -257,8 +257,16 @@ static struct fabric *model_build(uint8_t lmc)
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
 			pp->pi.guid_cap = 8;
-			pp->pkeys[0] = 0xffff;
-			pp->pkeys_valid = fabric_is_endport(pp);
+			/* Every endport a full member of the default partition */
+			if (fabric_is_endport(pp)) {
+				static const uint16_t dflt[32] = { 0xffff };
+
+				if (fabric_port_set_pkeys(pp, dflt, 32) < 0) {
+					fabric_free(f);
+					return NULL;
+				}
+				pp->pkeys_valid = true;
+			}
 		}
 	return f;
 }

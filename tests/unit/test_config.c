@@ -117,10 +117,13 @@ int main(int argc, char **argv)
 		CHECK_MSG(got && want && !strcmp(got, want), "after SIGHUP %s is %s (%s key)",
 		      name, want ? want : "?", live ? "a live" : "a restart");
 	}
-	/* The keys the issue names: SMP window, port and IPoIB group stay */
+	/* The keys the issue names: SMP window and port stay; the IPoIB group
+	 * follows, with the partitions file (issue 13) */
 	CHECK_MSG(!config_key_name(0, &live) || !live, "port needs a restart");
 	CHECK_MSG(run.max_outstanding_smps == old.max_outstanding_smps, "the SMP window stays");
-	CHECK_MSG(run.ipoib_mtu == old.ipoib_mtu, "the IPoIB group's MTU stays");
+	CHECK_MSG(run.ipoib_mtu == next.ipoib_mtu, "the IPoIB group's MTU follows");
+	CHECK_MSG(!strcmp(run.partition_config, next.partition_config),
+		  "partition_config follows");
 	CHECK_MSG(run.sm_priority == next.sm_priority, "sm_priority applies at once");
 	CHECK_MSG(run.sl2vl.set == next.sl2vl.set, "sl2vl applies at once");
 

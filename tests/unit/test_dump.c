@@ -384,7 +384,8 @@ static void test_empty_and_names(void)
 		      "  \"time\": 1700000000, \"sweep\": 0,\n"
 		      "  \"sm\": { \"node_guid\": \"0x0000000000000000\","
 		      " \"port_guid\": \"0x0000000000000000\" },\n"
-		      "  \"nodes\": [],\n  \"links\": [],\n  \"mcast_groups\": []\n}\n"));
+		      "  \"nodes\": [],\n  \"links\": [],\n  \"mcast_groups\": [],\n"
+		      "  \"partitions\": []\n}\n"));
 	free(s);
 	{
 		/* The live multicast groups, as the database holds them */
@@ -401,7 +402,40 @@ static void test_empty_and_names(void)
 		s = dump_to_string(f, &mm, DUMP_JSON);
 		CHECK(strstr(s, "  \"mcast_groups\": [\n"
 			     "    { \"mgid\": \"ff12:401b:ffff::ffff:ffff\", \"mlid\": \"0xc000\" },\n"
-			     "    { \"mgid\": \"ff12:601b:ffff::1\", \"mlid\": \"0xc001\" }\n  ]\n}\n"));
+			     "    { \"mgid\": \"ff12:601b:ffff::1\", \"mlid\": \"0xc001\" }\n  ],\n"));
+		free(s);
+	}
+	{
+		/* Partitions with their members (sorted by P_Key: one pass) */
+		struct store_partition p[3] = {
+			{ .pkey = 0x0001, .ipoib = true, .name = "A \"x\"" },
+			{ .pkey = 0x0002, .name = "" },
+			{ .pkey = 0x7fff, .ipoib = true, .name = "Default" },
+		};
+		struct store_port_pkey k[3] = {
+			{ .port_guid = 0x11, .pkey = 0x8001 },
+			{ .port_guid = 0x12, .pkey = 0x0001 },
+			{ .port_guid = 0x11, .pkey = 0xffff },
+		};
+		struct dump_meta mm = m;
+
+		mm.parts = p;
+		mm.nparts = 3;
+		mm.pkeys = k;
+		mm.npkeys = 3;
+		s = dump_to_string(f, &mm, DUMP_JSON);
+		CHECK(strstr(s, "  \"partitions\": [\n"
+			     "    { \"pkey\": \"0x0001\", \"name\": \"A \\\"x\\\"\", \"ipoib\": true, "
+			     "\"members\": [\n"
+			     "        { \"guid\": \"0x0000000000000011\", \"membership\": \"full\" },\n"
+			     "        { \"guid\": \"0x0000000000000012\", \"membership\": \"limited\" }\n"
+			     "      ] },\n"
+			     "    { \"pkey\": \"0x0002\", \"name\": \"\", \"ipoib\": false, "
+			     "\"members\": [] },\n"
+			     "    { \"pkey\": \"0x7fff\", \"name\": \"Default\", \"ipoib\": true, "
+			     "\"members\": [\n"
+			     "        { \"guid\": \"0x0000000000000011\", \"membership\": \"full\" }\n"
+			     "      ] }\n  ]\n}\n") != NULL);
 		free(s);
 	}
 	s = dump_to_string(f, &m, DUMP_IBNETDISCOVER);

@@ -311,9 +311,10 @@ static void test_remember(void)
 	mc_db_free(db);
 }
 
-static bool alive_odd(void *ctx, uint64_t guid)
+static bool alive_odd(void *ctx, uint64_t guid, uint16_t pkey)
 {
 	(void)ctx;
+	(void)pkey;
 	return guid & 1;
 }
 
@@ -345,6 +346,88 @@ static void test_purge(void)
 	CHECK(g != NULL);
 	CHECK_EQ(g ? g->nmembers : 0, 8);
 	CHECK(mc_db_find(db, m2) == NULL);
+	mc_db_free(db);
+}
+
+/* Ports 0x30.. hold P_Key 0x8001 only when odd: the others left the partition */
+static bool keeps_8001(void *ctx, uint64_t guid, uint16_t pkey)
+{
+	(void)ctx;
+	return (pkey & 0x7fff) != 0x0001 || (guid & 1);
+}
+
+/*
+ * A partition's members that lose its P_Key leave its groups (the
+ * others stay); a configured group no longer configured goes with its
+ * last holder, and at once when nobody holds it
+ */
+static void test_purge_pkey(void)
+{
+	uint8_t ga[16], gd[16];
+	struct mc_params pa = { .qkey = 0x0b1b, .pkey = 0x8001, .mtu = 4, .rate = 3, .scope = 2 };
+	struct mc_params pd = pa;
+	struct mc_group *g;
+	struct mc_db *db;
+	struct mc_req r;
+	uint8_t js;
+
+	pd.pkey = 0xffff;
+	mc_ipoib_mgid(0x8001, 2, ga);
+	mc_ipoib_mgid(0xffff, 2, gd);
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	CHECK_EQ(mc_db_add_permanent(db, ga, &pa, NULL), 0);
+	CHECK_EQ(mc_db_add_permanent(db, gd, &pd, NULL), 0);
+	for (uint64_t guid = 0x30; guid < 0x34; guid++) {
+		static const uint16_t keys[] = { 0xffff, 0x8001 };
+		struct mc_port port = port_facts(guid);
+
+		port.pkeys = keys;
+		port.npkeys = 2;
+		r = join_req(ga, guid, MC_JOIN_FULL, IPOIB_MASK);
+		r.p.pkey = 0x8001;
+		CHECK_EQ(mc_join(db, &r, &port, &g, &js), 0);
+		r = join_req(gd, guid, MC_JOIN_FULL, IPOIB_MASK);
+		CHECK_EQ(mc_join(db, &r, &port, &g, &js), 0);
+	}
+	/* 0x30 and 0x32 left A: out of A's group, still in Default's */
+	CHECK_EQ(mc_db_purge(db, keeps_8001, NULL), 2);
+	g = mc_db_find(db, ga);
+	CHECK(g && g->nmembers == 2 && mc_group_member(g, 0x31) && !mc_group_member(g, 0x30));
+	g = mc_db_find(db, gd);
+	CHECK(g && g->nmembers == 4);
+	/* A is no longer configured: its group lives while 0x31 and 0x33 hold it */
+	g = mc_db_find(db, ga);
+	if (g)
+		mc_db_unpin(db, g);
+	g = mc_db_find(db, ga);
+	CHECK(g && !g->permanent);
+	{
+		struct mc_group copy;
+		bool gone = false;
+
+		r = join_req(ga, 0x31, MC_JOIN_FULL, IPOIB_MASK);
+		CHECK_EQ(mc_leave(db, &r, &copy, &js, &gone), 0);
+		CHECK(!gone && mc_db_find(db, ga) != NULL);
+		r = join_req(ga, 0x33, MC_JOIN_FULL, IPOIB_MASK);
+		CHECK_EQ(mc_leave(db, &r, &copy, &js, &gone), 0);
+		CHECK(gone);
+	}
+	CHECK(mc_db_find(db, ga) == NULL);
+	/* Nobody in it: released at once */
+	g = mc_db_find(db, gd);
+	for (uint64_t guid = 0x30; guid < 0x34; guid++) {
+		struct mc_group copy;
+		bool gone;
+
+		r = join_req(gd, guid, MC_JOIN_FULL, IPOIB_MASK);
+		CHECK_EQ(mc_leave(db, &r, &copy, &js, &gone), 0);
+		CHECK(!gone);	/* permanent: stays without members */
+	}
+	g = mc_db_find(db, gd);
+	CHECK(g != NULL);
+	if (g)
+		mc_db_unpin(db, g);
+	CHECK(mc_db_find(db, gd) == NULL);
 	mc_db_free(db);
 }
 
@@ -909,6 +992,7 @@ int main(int argc, char **argv)
 	RUN(test_mlid_cycles);
 	RUN(test_remember);
 	RUN(test_purge);
+	RUN(test_purge_pkey);
 	for (int i = 1; i < argc; i++) {
 		if (!strncmp(argv[i], "spread:", 7)) {
 			test_spread(argv[i] + 7);

@@ -674,6 +674,122 @@ static void test_lmc(void)
 	free(text);
 }
 
+/*
+ * A two-level fat-tree: L leaves, S spines (one cable from every leaf to
+ * every spine), H hosts per leaf
+ */
+static char *ft2_net(int leaves, int spines, int hosts)
+{
+	size_t cap = (size_t)(leaves * (spines + hosts) * 2 + spines * leaves) * 40 + 4096, len = 0;
+	char *t = malloc(cap), *o;
+
+#define OUT(...) (o = t + len, len += (size_t)snprintf(o, cap - len, __VA_ARGS__))
+	for (int l = 0; l < leaves; l++) {
+		OUT("Switch %d \"leaf%d\"\n", spines + hosts, l);
+		for (int k = 0; k < spines; k++)
+			OUT("[%d] \"spine%d\"[%d]\n", 1 + k, k, 1 + l);
+		for (int h = 0; h < hosts; h++)
+			OUT("[%d] \"h%d_%d\"[1]\n", 1 + spines + h, l, h);
+	}
+	for (int k = 0; k < spines; k++) {
+		OUT("Switch %d \"spine%d\"\n", leaves, k);
+		for (int l = 0; l < leaves; l++)
+			OUT("[%d] \"leaf%d\"[%d]\n", 1 + l, l, 1 + k);
+	}
+	for (int l = 0; l < leaves; l++)
+		for (int h = 0; h < hosts; h++)
+			OUT("Hca 1 \"h%d_%d\"\n[1] \"leaf%d\"[%d]\n", l, h, l, 1 + spines + h);
+#undef OUT
+	return t;
+}
+
+/*
+ * The spine a packet from host node src to dlid crosses, walking the true
+ * cabling through the model's LFTs; -1 if it never gets there or stays on
+ * one leaf
+ */
+static int spine_on_way(const struct fakefab *ff, struct fabric *f, int src, uint16_t dlid)
+{
+	int at = ff->nodes[src].peer[1], spine = -1;
+
+	for (int hops = 0; at >= 0 && hops < 8; hops++) {
+		const struct ff_node *fn = &ff->nodes[at];
+		struct fab_node *n;
+		uint8_t out;
+
+		if (fn->type != NODE_TYPE_SWITCH)
+			return fabric_find(f, fn->guid) ? spine : -1;
+		if (!strncmp(fn->name, "spine", 5))
+			spine = at;
+		n = fabric_find(f, fn->guid);
+		if (!n || dlid >= n->lft_len || (out = n->lft[dlid]) == LFT_PORT_NONE ||
+		    out > fn->nports)
+			return -1;
+		at = fn->peer[out];
+	}
+	return -1;
+}
+
+/*
+ * LMC 2 on a fat-tree with 4 spines: the 4 LIDs of every host port are
+ * routed over 4 different spines from every host on another leaf (so the
+ * paths of a pair are link-disjoint between the leaves), by every
+ * deadlock-free engine; judged by walking the true cabling.
+ */
+static void test_lmc_spread(void)
+{
+	static const char *const engines[] = { "dfree", "updn" };
+	struct fakefab ff;
+	char *text = ft2_net(6, 4, 3);
+
+	CHECK_EQ(ff_parse(&ff, text), 0);
+	for (size_t e = 0; e < sizeof(engines) / sizeof(engines[0]); e++) {
+		struct fabric *f = bring_up_lmc(&ff, 2);
+		unsigned long pairs = 0, spread = 0;
+
+		CHECK(f != NULL);
+		if (!f)
+			continue;
+		label = "ft2-6x4-lmc2";
+		route_and_judge(&ff, f, engines[e], 1, true);
+		for (int s = 0; s < ff.n; s++) {
+			if (ff.nodes[s].type == NODE_TYPE_SWITCH)
+				continue;
+			for (int d = 0; d < ff.n; d++) {
+				struct fab_node *dn;
+				int seen[4], nseen = 0;
+
+				if (d == s || ff.nodes[d].type == NODE_TYPE_SWITCH ||
+				    ff.nodes[d].peer[1] == ff.nodes[s].peer[1])
+					continue;
+				dn = fabric_find(f, ff.nodes[d].guid);
+				CHECK(dn && dn->ports[1].lmc == 2);
+				if (!dn)
+					continue;
+				for (unsigned int k = 0; k < 4; k++) {
+					int sp = spine_on_way(&ff, f, s,
+							      (uint16_t)(dn->ports[1].lid + k));
+					bool dup = sp < 0;
+
+					for (int i = 0; i < nseen; i++)
+						dup |= seen[i] == sp;
+					if (!dup)
+						seen[nseen++] = sp;
+				}
+				pairs++;
+				spread += nseen == 4;
+			}
+		}
+		fprintf(stderr, "  %s LMC 2: %lu of %lu host pairs on 4 spines\n", engines[e],
+			spread, pairs);
+		CHECK(pairs > 0);
+		CHECK_EQ(spread, pairs);
+		fabric_free(f);
+	}
+	ff_free(&ff);
+	free(text);
+}
+
 /* The verifiers see what is wrong: VLs taken away, a loop, a dead end */
 static void test_verifier(void)
 {
@@ -1112,6 +1228,165 @@ static void check_repair(struct fakefab *ff, const char *name)
 	fabric_free(f0);
 }
 
+/*
+ * The switches a packet to dlid passes from switch w, walked over the true
+ * cabling through the LFTs, into way[] (at most 16); their number, -1 when
+ * it does not reach a CA
+ */
+static int way_to(const struct fakefab *ff, struct fabric *f, int w, uint16_t dlid, int way[16])
+{
+	int n = 0;
+
+	while (w >= 0 && n < 16) {
+		const struct ff_node *x = &ff->nodes[w];
+		struct fab_node *m;
+		uint8_t out;
+
+		if (x->type != NODE_TYPE_SWITCH)
+			return n;
+		way[n++] = w;
+		m = fabric_find(f, x->guid);
+		if (!m || dlid >= m->lft_len || (out = m->lft[dlid]) < 1 || out > x->nports)
+			return -1;
+		w = x->peer[out];
+	}
+	return -1;
+}
+
+/*
+ * LMC 2 on a topology file: at every switch, the four LIDs of a CA port
+ * leave over as many different ports as the switch has min-hop next hops
+ * toward that port's switch (up to four). The next hops come from a BFS
+ * over the true cabling, not from topo/. Required on fat-trees (where
+ * up/down is min-hop); elsewhere printed.
+ */
+static void check_lmc_spread(const struct fakefab *ff, const char *name, const char *engine)
+{
+	struct fabric *f = bring_up_lmc(ff, 2);
+	struct route_opts o = { .max_vls = 1 };
+	struct route_stats st;
+	int *dist = malloc((size_t)ff->n * sizeof(*dist)), *q = malloc((size_t)ff->n * sizeof(*q));
+	unsigned long tot = 0, best = 0, pairs = 0, parted = 0;
+	bool fat = !strncmp(name, "ft", 2);
+	unsigned long *np = calloc((size_t)ff->n, sizeof(*np));
+
+	CHECK(f && dist && q && np);
+	if (!np)
+		goto out;
+	if (!f || !dist || !q)
+		goto out;
+	CHECK_EQ(route_compute(route_engine_find(engine), f, &o, &st, NULL), 0);
+	for (int h = 0; h < ff->n; h++) {
+		const struct ff_node *hn = &ff->nodes[h];
+
+		if (hn->type == NODE_TYPE_SWITCH)
+			continue;
+		for (unsigned int hp = 1; hp <= hn->nports; hp++) {
+			struct fab_node *mh = fabric_find(f, hn->guid);
+			int leaf = hn->peer[hp], head = 0, tail = 0;
+			uint16_t base;
+
+			if (!mh || leaf < 0 || ff->nodes[leaf].type != NODE_TYPE_SWITCH ||
+			    !mh->ports[hp].lid)
+				continue;
+			base = mh->ports[hp].lid;
+			for (int i = 0; i < ff->n; i++)
+				dist[i] = -1;
+			dist[leaf] = 0;
+			q[tail++] = leaf;
+			while (head < tail) {
+				const struct ff_node *x = &ff->nodes[q[head++]];
+
+				for (unsigned int p = 1; p <= x->nports; p++) {
+					int y = x->peer[p];
+
+					if (y >= 0 && ff->nodes[y].type == NODE_TYPE_SWITCH &&
+					    dist[y] < 0) {
+						dist[y] = dist[q[head - 1]] + 1;
+						q[tail++] = y;
+					}
+				}
+			}
+			for (int w = 0; w < ff->n; w++) {
+				const struct ff_node *sw = &ff->nodes[w];
+				struct fab_node *m = fabric_find(f, sw->guid);
+				unsigned int cand = 0, distinct = 0;
+				bool used[NP] = { false };
+
+				if (sw->type != NODE_TYPE_SWITCH || w == leaf || dist[w] < 0 || !m)
+					continue;
+				for (unsigned int p = 1; p <= sw->nports; p++)
+					cand += sw->peer[p] >= 0 && dist[sw->peer[p]] == dist[w] - 1;
+				for (unsigned int k = 0; k < 4; k++) {
+					uint8_t out = base + k < m->lft_len ? m->lft[base + k] : 0;
+
+					if (out < NP && !used[out]) {
+						used[out] = true;
+						distinct++;
+					}
+				}
+				tot++;
+				best += distinct >= (cand < 4 ? cand : 4);
+			}
+			/*
+			 * From every other leaf: the 4 LIDs' paths are as many different
+			 * switch sequences as there are shortest ones (up to 4), so a
+			 * source's NumbPath paths to the port part
+			 */
+			for (int i = 0; i < tail; i++) {
+				const struct ff_node *x = &ff->nodes[q[i]];
+
+				np[q[i]] = i ? 0 : 1;
+				for (unsigned int p = 1; i && p <= x->nports; p++) {
+					int y = x->peer[p];
+
+					if (y >= 0 && ff->nodes[y].type == NODE_TYPE_SWITCH &&
+					    dist[y] == dist[q[i]] - 1)
+						np[q[i]] += np[y];
+				}
+			}
+			for (int w = 0; w < ff->n; w++) {
+				const struct ff_node *wn = &ff->nodes[w];
+				int ways[4][16], len[4], distinct = 0;
+				bool has_host = false;
+
+				if (wn->type != NODE_TYPE_SWITCH || w == leaf || dist[w] < 0)
+					continue;
+				for (unsigned int p = 1; p <= wn->nports; p++)
+					has_host |= wn->peer[p] >= 0 &&
+						    ff->nodes[wn->peer[p]].type != NODE_TYPE_SWITCH;
+				if (!has_host)
+					continue;
+				for (unsigned int k = 0; k < 4; k++) {
+					bool dup = false;
+
+					len[k] = way_to(ff, f, w, (uint16_t)(base + k), ways[k]);
+					for (unsigned int j = 0; len[k] > 0 && j < k; j++)
+						dup |= len[j] == len[k] && !memcmp(ways[j], ways[k],
+							sizeof(int) * (size_t)len[k]);
+					distinct += !dup && len[k] > 0;
+				}
+				pairs++;
+				parted += (unsigned long)distinct >= (np[w] < 4 ? np[w] : 4);
+			}
+		}
+	}
+	fprintf(stderr, "  %-28s %-7s LMC 2: %lu of %lu (switch, port) pairs spread over all "
+		"the min-hop links they have (up to 4)\n", name, engine, best, tot);
+	fprintf(stderr, "  %-28s %-7s LMC 2: %lu of %lu (leaf, port) pairs on as many different "
+		"paths as they have (up to 4)\n", name, engine, parted, pairs);
+	CHECK(tot > 0);
+	if (fat) {
+		CHECK_EQ(best, tot);
+		CHECK_EQ(parted, pairs);
+	}
+out:
+	free(np);
+	free(dist);
+	free(q);
+	fabric_free(f);
+}
+
 static void check_file(const char *path)
 {
 	struct fakefab ff;
@@ -1120,6 +1395,12 @@ static void check_file(const char *path)
 	CHECK_EQ(ff_load(&ff, path), 0);
 	check_all_engines(&ff, base ? base + 1 : path);
 	check_repair(&ff, base ? base + 1 : path);
+	/* LMC: the fat-trees up to k=8, where up/down is min-hop, and an irregular fabric */
+	if (strstr(path, "ft2-8.") || strstr(path, "ft3-4.") || strstr(path, "ft3-8.") ||
+	    strstr(path, "random24-1.")) {
+		check_lmc_spread(&ff, base ? base + 1 : path, "dfree");
+		check_lmc_spread(&ff, base ? base + 1 : path, "updn");
+	}
 	ff_free(&ff);
 }
 
@@ -1131,6 +1412,7 @@ int main(int argc, char **argv)
 	RUN(test_list);
 	RUN(test_failed_links);
 	RUN(test_lmc);
+	RUN(test_lmc_spread);
 	RUN(test_verifier);
 	RUN(test_tiny);
 	RUN(test_grid);

@@ -33,6 +33,8 @@ static uint8_t sent[MAX_SENT][MAD_SIZE];
 static unsigned int nsent;
 
 static size_t sent_len[MAX_SENT];
+static uint16_t sent_dlid[MAX_SENT];
+static uint32_t sent_qpn[MAX_SENT];
 
 static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
 		     uint32_t qpn)
@@ -42,6 +44,8 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 		/* What a receiver gets: the first len bytes, zeros after */
 		memset(sent[nsent], 0, MAD_SIZE);
 		memcpy(sent[nsent], mad, len);
+		sent_dlid[nsent] = dlid;
+		sent_qpn[nsent] = qpn;
 		sent_len[nsent++] = len;
 	}
 	return 0;
@@ -89,8 +93,12 @@ static void setup(void)
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
 			pp->pi.guid_cap = 8;
-			pp->pkeys[0] = 0xffff;
-			pp->pkeys_valid = fabric_is_endport(pp);
+			if (fabric_is_endport(pp)) {
+				static const uint16_t dflt[32] = { 0xffff };
+
+				CHECK_EQ(fabric_port_set_pkeys(pp, dflt, 32), 0);
+				pp->pkeys_valid = true;
+			}
 		}
 }
 
@@ -334,12 +342,73 @@ static void test_path_get(void)
 	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
 		PR_CM_SLID | PR_CM_DLID | PR_CM_RATE | PR_CM_RATE_SELECTOR, rec, 64, 15);
 	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
-	/* SL must match the routing engine's (0 for min-hop) */
+	/* Routes on one VL: any SL asked for is safe and given */
 	pr.sl = 3;
 	path_record_encode(&pr, rec);
 	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID | PR_CM_SL, rec,
 		64, 16);
-	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	path_record_decode(m.data, &got);
+	CHECK_EQ(got.sl, 3);
+
+	/*
+	 * What rdma_cm sends: ServiceID, QoSClass, TClass, FlowLabel, HopLimit,
+	 * Reversible and NumbPath are all given back as asked
+	 */
+	memset(&pr, 0, sizeof(pr));
+	pr.slid = h1->lid;
+	pr.dlid = h3->lid;
+	pr.service_id = 0x0000000001060000ull | 4791;
+	pr.qos_class = 0x2a;
+	pr.tclass = 0x60;
+	pr.flow_label = 0xbeef;
+	pr.hop_limit = 64;
+	pr.reversible = 1;
+	pr.numb_path = 1;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID |
+		PR_CM_SERVICE_ID | PR_CM_QOS_CLASS | PR_CM_TCLASS | PR_CM_FLOW_LABEL |
+		PR_CM_HOP_LIMIT | PR_CM_REVERSIBLE | PR_CM_NUMB_PATH, rec, 64, 17);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	path_record_decode(m.data, &got);
+	CHECK(got.service_id == pr.service_id);
+	CHECK_EQ(got.qos_class, 0x2a);
+	CHECK_EQ(got.tclass, 0x60);
+	CHECK_EQ(got.flow_label, 0xbeef);
+	CHECK_EQ(got.hop_limit, 64);
+	CHECK_EQ(got.reversible, 1);
+	CHECK_EQ(got.preference, 0);
+	CHECK_EQ(got.slid, h1->lid);
+	/* A reversible path needs the way back: none when the LFTs lose it */
+	{
+		struct fab_node *s3 = fabric_find(fab, port_of("s2", 0)->guid);
+		uint8_t keep;
+
+		CHECK(s3 != NULL);
+		keep = s3->lft[h1->lid];
+		s3->lft[h1->lid] = LFT_PORT_NONE;
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID |
+			PR_CM_REVERSIBLE, rec, 64, 18);
+		CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		/* Not asked to be reversible: the one way is a path */
+		pr.slid = h3->lid;
+		pr.dlid = h1->lid;
+		path_record_encode(&pr, rec);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID, rec, 64,
+			19);
+		CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		pr.slid = h1->lid;
+		pr.dlid = h3->lid;
+		path_record_encode(&pr, rec);
+		request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID, rec, 64,
+			20);
+		CHECK_EQ(last_status(), 0);
+		s3->lft[h1->lid] = keep;
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	}
 	sa_free(sa);
 }
 
@@ -411,6 +480,111 @@ static void test_tables(void)
 	CHECK(n > eps);
 	free(data);
 	CHECK(sa_stats(sa)->rmpp_done >= 10);
+	sa_free(sa);
+}
+
+/*
+ * PortInfoRecord with CapabilityMask (as srp_daemon asks for
+ * IsDeviceManagementSupported): every port with at least those bits;
+ * ClassPortInfo says so. VLArbitrationTableRecords of a CA port as tools
+ * address it (port 0) and as its own number.
+ */
+static void test_capmask_vlarb(void)
+{
+	struct sa *sa;
+	struct sa_env e2 = env;
+	struct vl_arb_entry arb[2][2 * VL_ARB_BLOCK_SIZE] = { { { 0 } } };
+	struct fab_port *h3 = port_of("h3", 1), *h1 = port_of("h1", 1);
+	uint8_t *data, rec[128] = { 0 };
+	size_t n, rsize;
+	struct sa_mad m;
+	struct port_info pi = { 0 };
+	uint32_t dm = 1u << 19, keep3 = h3->pi.cap_mask, keep1 = h1->pi.cap_mask;
+
+	for (unsigned int i = 0; i < 2 * VL_ARB_BLOCK_SIZE; i++) {
+		arb[0][i] = (struct vl_arb_entry){ .vl = (uint8_t)(i % 4), .weight = 7 };
+		arb[1][i] = (struct vl_arb_entry){ .vl = 0, .weight = (uint8_t)i };
+	}
+	e2.vlarb = &arb[0][0];
+	h3->pi.cap_mask = dm | 0x2;
+	h1->pi.cap_mask = 0x2;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 40);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(wire_bits_get(m.data, 16, 16) & SA_CAP_PORTINFO_CAPMASK_MATCH,
+		 SA_CAP_PORTINFO_CAPMASK_MATCH);
+	/* What is not served is not claimed: no QoS (CapabilityMask2 bit 1) */
+	CHECK_EQ(wire_bits_get(m.data, 32, 27) & (1u << 1), 0);
+
+	pi.cap_mask = dm;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_PORT_INFO_RECORD, data, 0), h3->lid);
+	free(data);
+	/* Both bits: still h3; a bit nobody has: none */
+	pi.cap_mask = dm | 0x2;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 1);
+	free(data);
+	pi.cap_mask = 1u << 30;
+	sa_port_info_record_encode(0, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, UINT64_C(1) << PIR_FIELD_CAP_MASK, rec, 68,
+		      &data, &rsize);
+	CHECK_EQ(n, 0);
+	free(data);
+	/* CapabilityMask2 in the same way, with the LID: h3's port only */
+	h3->pi.cap_mask2 = 0x5;
+	pi.cap_mask2 = 0x4;
+	sa_port_info_record_encode(h3->lid, 0, &pi, rec);
+	n = get_table(sa, SA_ATTR_PORT_INFO_RECORD, 1 | UINT64_C(1) << PIR_FIELD_CAP_MASK2, rec,
+		      68, &data, &rsize);
+	CHECK_EQ(n, 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_PORT_INFO_RECORD, data, PIR_FIELD_CAP_MASK2), 5);
+	free(data);
+	h3->pi.cap_mask2 = 0;
+
+	/* VL arbitration: only nodes smd programmed (vlarb_sig) answer */
+	h3->node->vlarb_sig = 1;
+	h3->pi.vl_arb_low_cap = 8;
+	h3->pi.vl_arb_high_cap = 8;
+	memset(rec, 0, sizeof(rec));
+	rec[0] = (uint8_t)(h3->lid >> 8);
+	rec[1] = (uint8_t)h3->lid;
+	/* LID, port 0 (as saquery and smpquery address a CA), block 1 (low 0-31) */
+	rec[2] = 0;
+	rec[3] = VL_ARB_LOW_0_31;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 41);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 0), h3->lid);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 1), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 2), VL_ARB_LOW_0_31);
+	/* Entry 1 of the low table: VL 1, weight 7 */
+	CHECK_EQ(m.data[8 + 2], 1);
+	CHECK_EQ(m.data[8 + 3], 7);
+	/* Its own port number works too, and says so */
+	rec[2] = (uint8_t)h3->num;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 42);
+	CHECK_EQ(last_status(), 0);
+	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, m.data, 1), h3->num);
+	/* Another number does not */
+	rec[2] = 2;
+	request(sa, SA_METHOD_GET, SA_ATTR_VLARB_RECORD, 1 | 2 | 4, rec, 72, 43);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	/* The whole table of that LID: low and high, 2 blocks each (cap 8: 1 each) */
+	n = get_table(sa, SA_ATTR_VLARB_RECORD, 1, rec, 72, &data, &rsize);
+	CHECK_EQ(n, 2);
+	free(data);
+	h3->node->vlarb_sig = 0;
+	h3->pi.cap_mask = keep3;
+	h1->pi.cap_mask = keep1;
 	sa_free(sa);
 }
 
@@ -486,6 +660,24 @@ static void test_sl2vl(void)
 	rec[3] = 7;
 	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 701);
 	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	/* A CA port asked for as tools do (output port 0): its one table, port 0 back */
+	{
+		struct fab_port *h3 = port_of("h3", 1);
+		struct sa_mad m;
+
+		rec[0] = (uint8_t)(h3->lid >> 8);
+		rec[1] = (uint8_t)h3->lid;
+		rec[2] = 0;
+		rec[3] = 0;
+		sl2vl_reads = 0;
+		request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 702);
+		CHECK_EQ(sl2vl_reads, 1);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK_EQ(sa_record_field(SA_ATTR_SL2VL_RECORD, m.data, 2), 0);
+		/* The fake fabric's table for out port 1: SL0 -> VL 1 */
+		CHECK_EQ(m.data[8] >> 4, 1);
+	}
 	sa_free(sa);
 }
 
@@ -499,125 +691,6 @@ static uint32_t rnd(void)
 	return rnd_state;
 }
 
-static void test_fuzz(void)
-{
-	static const uint16_t attrs[] = {
-		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
-		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
-		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
-		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
-		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD,
-	};
-	struct sa *sa;
-	struct mc_db *db;
-	struct mc_forest *fo;
-	unsigned int answered = 0;
-	uint8_t bc[16];
-	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
-
-	CHECK_EQ(sa_new(&env, &sa), 0);
-	CHECK_EQ(sa_update(sa, fab, NULL), 0);
-	/* Multicast too: joins, leaves and creations of random groups */
-	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
-	mc_ipoib_mgid(0xffff, 2, bc);
-	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
-	CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
-	sa_set_mcast(sa, db, fo);
-	for (int it = 0; it < 20000; it++) {
-		uint8_t buf[MAD_SIZE];
-		size_t len = MAD_SIZE;
-		struct sa_mad m = { 0 };
-
-		m.hdr.base_version = 1;
-		m.hdr.mgmt_class = MAD_CLASS_SA;
-		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
-		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
-			       (rnd() % 2) ? (rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE) :
-					     (uint8_t)rnd();
-		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
-		m.hdr.tid = rnd();
-		m.comp_mask = (rnd() % 3) ? (uint64_t)rnd() & ((rnd() % 2) ? 0x3f : 0xffffff) :
-					    (uint64_t)rnd() << 32 | rnd();
-		for (size_t i = 0; i < SA_DATA_SIZE; i++)
-			m.data[i] = (rnd() % 4) ? 0 : (uint8_t)rnd();
-		/* Small LIDs so that masks select real records now and then */
-		m.data[0] = 0;
-		m.data[1] = (uint8_t)(rnd() % 16);
-		if (m.hdr.attr_id == SA_ATTR_MCMEMBER_RECORD && rnd() % 2) {
-			/*
-			 * Half of them plausible: joins and leaves of a few MGIDs
-			 * (the broadcast group among them) from the client's own
-			 * port, with the create components, so that groups come
-			 * and go; then perhaps damaged like the rest.
-			 */
-			struct mc_member_record r = { .qkey = rnd(), .pkey = 0xffff,
-						      .sl = (uint8_t)(rnd() % 16),
-						      .join_state = (uint8_t)(rnd() % 16) };
-
-			if (rnd() % 4) {
-				memcpy(r.mgid, bc, 16);
-				r.mgid[2] = 0x60;
-				r.mgid[15] = (uint8_t)(rnd() % 8);
-			} else {
-				memcpy(r.mgid, bc, 16);
-			}
-			gid_encode(UINT64_C(0xfe80000000000000),
-				   fabric_port_by_lid(fab, client.slid)->guid, r.port_gid);
-			mc_member_record_encode(&r, m.data);
-			m.hdr.class_version = 2;
-			m.hdr.method = rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE;
-			m.comp_mask = IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL | MCR_CM_FLOW_LABEL |
-				      MCR_CM_TCLASS | (rnd() % 4 ? 0 : rnd() & 0x3ffff);
-		}
-		if (rnd() % 5 == 0) {
-			m.rmpp.flags = RMPP_FLAG_ACTIVE;
-			m.rmpp.type = (uint8_t)(rnd() % 6);
-			m.rmpp.data1 = rnd() % 8;
-			m.rmpp.data2 = rnd() % 40;
-		}
-		sa_mad_encode(&m, buf);
-		for (int f = rnd() % 4; f > 0; f--)
-			buf[rnd() % MAD_SIZE] ^= (uint8_t)(1u << (rnd() % 8));
-		if (rnd() % 10 == 0)
-			len = rnd() % (MAD_SIZE + 1);
-		nsent = 0;
-		sa_handle(sa, buf, len, &client);
-		answered += nsent > 0;
-		for (unsigned int i = 0; i < nsent; i++) {
-			struct sa_mad r;
-
-			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &r), 0);
-			CHECK(r.hdr.method & MAD_METHOD_RESP_BIT);
-		}
-		if (it % 1000 == 0)
-			sa_tick(sa);
-		if (it % 500 == 0) {
-			uint64_t dirty[MLID_COUNT / 64 + 1];
-
-			mc_db_take_dirty(db, dirty);
-			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
-		}
-	}
-	CHECK(mc_db_count(db) >= 1);
-	{
-		struct mc_event ev[64];
-		size_t k, created = 0;
-
-		while ((k = mc_db_take_events(db, ev, 64)) > 0)
-			for (size_t i = 0; i < k; i++)
-				created += ev[i].created;
-		/* The fuzzer must reach the joins that create groups, not only refusals */
-		CHECK(created > 10);
-		fprintf(stderr, "  fuzz: %zu multicast groups created, %zu left\n", created,
-			mc_db_count(db));
-	}
-	sa_set_mcast(sa, NULL, NULL);
-	mc_forest_free(fo);
-	mc_db_free(db);
-	/* The fuzzer must reach the answering paths, not only the decoder */
-	CHECK(answered > 5000);
-	sa_free(sa);
-}
 
 /* ---- multicast ---- */
 
@@ -875,6 +948,351 @@ static uint16_t open_table(struct sa *sa, const struct mad_addr *from, uint64_t 
 	return m.hdr.status;
 }
 
+/* ---- ServiceRecord (issue 16) ---- */
+
+static unsigned int svc_changes, svc_present;
+static uint32_t svc_last_lease;
+
+static void svc_changed(void *ctx, const uint8_t rec[176], uint32_t lease, bool present)
+{
+	(void)ctx;
+	(void)rec;
+	svc_changes++;
+	svc_present += present;
+	svc_last_lease = lease;
+}
+
+static void sr_make(struct service_record *r, uint64_t id, const struct fab_port *p,
+		    const char *name)
+{
+	memset(r, 0, sizeof(*r));
+	r->id = id;
+	gid_encode(env.subnet_prefix, p->guid, r->gid);
+	r->pkey = 0xffff;
+	snprintf((char *)r->name, sizeof(r->name), "%s", name);
+	r->data32[2] = 0xdeadbeef;
+}
+
+static uint16_t sr_send(struct sa *sa, uint8_t method, const struct service_record *r,
+			uint64_t mask, const struct fab_port *from, struct service_record *got)
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = 1 };
+	uint8_t rec[SR_SIZE];
+	struct sa_mad m;
+
+	service_record_encode(r, rec);
+	req_from = &a;
+	request(sa, method, SA_ATTR_SERVICE_RECORD, mask, rec, SR_SIZE, 900 + nsent);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[nsent - 1], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	if (got && !m.hdr.status)
+		service_record_decode(m.data, got);
+	return m.hdr.status;
+}
+
+#define SR_KEYMASK (SR_CM_ID | SR_CM_GID | SR_CM_PKEY)
+
+/* Give port p the P_Keys a, b (0: none) in a one-block table, as a sweep would */
+static void hold_keys(struct fab_port *p, uint16_t a, uint16_t b)
+{
+	uint16_t tab[32] = { a, b };
+
+	CHECK_EQ(fabric_port_set_pkeys(p, tab, 32), 0);
+	p->pkeys_valid = true;
+}
+
+static void test_services(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct service_record r, got;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2 = port_of("h2", 1);
+	uint64_t full = SR_KEYMASK | SR_CM_LEASE | SR_CM_KEY | SR_CM_NAME | SR_CM_DATA32(2);
+	uint8_t *data;
+	size_t n, rsize;
+
+	e2.now = fake_now;
+	e2.service_changed = svc_changed;
+	e2.trusted_key = 0x5eed;
+	fake_us = 1000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	/* h1 registers for 10 s with a key; h3 finds it, without the key */
+	sr_make(&r, 0x1000000000000042ull, h1, "smd.test.a");
+	r.lease = 10;
+	r.key[15] = 0x77;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, &got), 0);
+	CHECK_EQ(got.lease, 10);
+	CHECK_EQ(got.key[15], 0x77);
+	CHECK_EQ(svc_changes, 1);
+	CHECK_EQ(svc_present, 1);
+	CHECK_EQ(svc_last_lease, 10);
+	CHECK_EQ(sa_service_count(sa), 1);
+	fake_us += 4000000;
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+	CHECK_EQ(got.lease, 6);
+	CHECK_EQ(got.key[15], 0);
+	CHECK_EQ(got.data32[2], 0xdeadbeef);
+	CHECK(!strcmp((char *)got.name, "smd.test.a"));
+	/* By name, in a table */
+	{
+		uint8_t rec[SR_SIZE];
+		struct mad_addr a = { .slid = h3->lid, .qpn = 1 };
+
+		service_record_encode(&r, rec);
+		req_from = &a;
+		n = get_table(sa, SA_ATTR_SERVICE_RECORD, SR_CM_NAME, rec, SR_SIZE, &data, &rsize);
+		req_from = NULL;
+		CHECK_EQ(n, 1);
+		CHECK_EQ(rsize, SR_SIZE);
+		free(data);
+	}
+	/* Not its port's: refused, unless trusted */
+	sr_make(&r, 0x99, h1, "smd.test.b");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	req_sm_key = 0x5eed;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, &got), 0);
+	CHECK_EQ(got.lease, SR_LEASE_INFINITE);
+	req_sm_key = 0;
+	/* Components missing; a GID nobody has */
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_CM_ID, h1, NULL), SA_STATUS_INSUFFICIENT);
+	r.gid[15] ^= 0x5a;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL), SA_STATUS_INVALID_GID);
+	/* The key guards replacement and deletion */
+	sr_make(&r, 0x1000000000000042ull, h1, "smd.test.a2");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, NULL), SA_STATUS_DENIED);
+	r.key[15] = 0x77;
+	r.lease = 10;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, full, h1, &got), 0);
+	CHECK(!strcmp((char *)got.name, "smd.test.a2"));
+	CHECK_EQ(sa_service_count(sa), 2);
+	/* The lease ends: the record goes, and the owner hears of it */
+	svc_changes = svc_present = 0;
+	fake_us += 10000001;
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, 1);
+	CHECK_EQ(svc_present, 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sa_service_count(sa), 1);
+	/* Delete with the key components: DeleteResp with the record, then none */
+	sr_make(&r, 0x99, h1, "");
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, &got), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_DELETE_RESP);
+	CHECK(!strcmp((char *)got.name, "smd.test.b"));
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sa_service_count(sa), 0);
+
+	/*
+	 * Partitions: h1 and h3 in 0x8001 (h3 a limited member), h2 in the
+	 * default partition only. A service in 0x8001 needs a port that holds
+	 * it, and is seen by members that share it only.
+	 */
+	hold_keys(h1, 0xffff, 0x8001);
+	hold_keys(h3, 0x0001, 0);
+	sr_make(&r, 0x77, h2, "smd.test.p");
+	r.pkey = 0x8001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), SA_STATUS_REQ_INVALID);
+	sr_make(&r, 0x77, h1, "smd.test.p");
+	r.pkey = 0x8001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h2, NULL), SA_STATUS_NO_RECORDS);
+	/* A limited member's service is not for another limited member */
+	sr_make(&r, 0x78, h3, "smd.test.q");
+	r.pkey = 0x0001;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), 0);
+	hold_keys(h1, 0xffff, 0x0001);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), SA_STATUS_NO_RECORDS);
+	hold_keys(h1, 0xffff, 0x8001);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
+	/* h3 (no default P_Key now) sees none of the default partition's */
+	sr_make(&r, 0x79, h2, "smd.test.r");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h1, NULL), 0);
+	hold_keys(h1, 0xffff, 0);
+	hold_keys(h3, 0xffff, 0);
+
+	/* One port may hold SVC_PER_PORT (256) services, no more */
+	for (unsigned int i = 0; i < 300; i++) {
+		uint16_t st;
+
+		sr_make(&r, 0x10000 + i, h2, "many");
+		st = sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL);
+		CHECK_EQ(st, i < 255 ? 0 : SA_STATUS_NO_RESOURCES);	/* 0x79 is h2's too */
+	}
+	sa_free(sa);
+
+	/* What the owner kept comes back after a restart, with its lease */
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	sr_make(&r, 0x4242, h1, "restored");
+	{
+		uint8_t rec[SR_SIZE];
+
+		service_record_encode(&r, rec);
+		CHECK_EQ(sa_service_restore(sa, rec, 30), 0);
+	}
+	CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+	CHECK_EQ(got.lease, 30);
+	sa_free(sa);
+}
+
+/* ---- GUIDInfoRecord Set/Delete: alias GUIDs (issue 16) ---- */
+
+static uint64_t smp_guids[8];
+static unsigned int smp_sets;
+static bool smp_fail;
+
+static int fake_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t attr,
+		    uint32_t amod, const uint8_t data[64],
+		    void (*done)(void *arg, int status, const uint8_t data[64]), void *arg)
+{
+	uint8_t back[64];
+
+	(void)ctx;
+	CHECK_EQ(method, MAD_METHOD_SET);
+	CHECK_EQ(attr, SMP_ATTR_GUID_INFO);
+	CHECK(p && p->node->type != NODE_TYPE_SWITCH);
+	smp_sets++;
+	memcpy(back, data, 64);
+	for (unsigned int k = 0; k < 8; k++)
+		smp_guids[k] = wire_bits_get(data, 64 * k, 64);
+	/* A real SMA answers with what it holds: GUID 0 stays the port's */
+	if (amod == 0)
+		wire_bits_set(back, 0, 64, p->guid);
+	done(arg, smp_fail ? -EREMOTEIO : 0, back);
+	return 0;
+}
+
+static uint16_t gir_send(struct sa *sa, uint8_t method, const struct fab_port *target,
+			 uint8_t block, uint64_t mask, const uint64_t g[8],
+			 const struct fab_port *from, uint64_t out[8])
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = 1 };
+	uint8_t rec[72];
+	struct sa_mad m;
+
+	sa_guid_info_record_encode(target->lid, block, g, rec);
+	req_from = &a;
+	request(sa, method, SA_ATTR_GUID_INFO_RECORD, mask | 3, rec, 72, 1200 + smp_sets);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[nsent - 1], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	for (unsigned int k = 0; out && k < 8 && !m.hdr.status; k++)
+		out[k] = sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4 + k);
+	return m.hdr.status;
+}
+
+static void test_guidinfo(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	uint64_t g[8] = { 0 }, out[8];
+	struct path_record pr = { 0 };
+	uint8_t rec[SR_SIZE];
+
+	e2.smp = fake_smp;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* ClassPortInfo says alias GUIDs are handed out */
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 1199);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(wire_bits_get(m.data, 32, 27) & SA_CAP2_ADDITIONAL_GUIDS);
+	}
+
+	/* h3 sets alias GUID 1 of block 0; the SMP writes the whole block */
+	g[1] = 0x0002c9fe00001111ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(1), g, h3, out), 0);
+	CHECK_EQ(smp_sets, 1);
+	CHECK(smp_guids[0] == h3->guid && smp_guids[1] == g[1]);
+	CHECK(out[0] == h3->guid && out[1] == g[1]);
+	CHECK_EQ(sa_alias_count(sa), 1);
+	/* The table as Get shows it */
+	{
+		uint8_t r72[72] = { 0 };
+		struct sa_mad m;
+
+		r72[0] = (uint8_t)(h3->lid >> 8);
+		r72[1] = (uint8_t)h3->lid;
+		request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72, 1250);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 5) == g[1]);
+	}
+	/* A PathRecord to the alias GID reaches h3, and names the alias */
+	gid_encode(env.subnet_prefix, g[1], pr.dgid);
+	pr.slid = h1->lid;
+	path_record_encode(&pr, rec);
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DGID, rec, 64, 1251);
+	CHECK_EQ(last_status(), 0);
+	{
+		struct sa_mad m;
+		struct path_record got;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		path_record_decode(m.data, &got);
+		CHECK_EQ(got.dlid, h3->lid);
+		CHECK(!memcmp(got.dgid, pr.dgid, 16));
+	}
+	/* The alias is h3's for services too */
+	{
+		struct service_record sr = { .id = 5, .pkey = 0xffff };
+
+		gid_encode(env.subnet_prefix, g[1], sr.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &sr, SR_KEYMASK, h3, NULL), 0);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &sr, SR_KEYMASK, h1, NULL), SA_STATUS_DENIED);
+	}
+	/* Refused: index 0, past GUIDCap (8: block 1 is full), another's GUID, not its port */
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(0), g, h3, NULL),
+		 SA_STATUS_REQ_INVALID);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 1, GIR_CM_GUID(1), g, h3, NULL),
+		 SA_STATUS_NO_RESOURCES);
+	g[2] = h1->guid;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(2), g, h3, NULL),
+		 SA_STATUS_REQ_INVALID);
+	g[2] = g[1];
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h1, 0, GIR_CM_GUID(2), g, h1, NULL),
+		 SA_STATUS_REQ_INVALID);
+	g[2] = 0x0002c9fe00002222ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(2), g, h1, NULL),
+		 SA_STATUS_DENIED);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, 0, g, h3, NULL), SA_STATUS_INSUFFICIENT);
+	CHECK_EQ(smp_sets, 1);
+	/* GUID 0 asks the SA for one: unique, and not the others' */
+	g[3] = 0;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(3), g, h3, out), 0);
+	CHECK(out[3] && out[3] != g[1] && out[3] != h3->guid && out[3] != h1->guid);
+	CHECK(out[1] == g[1]);
+	CHECK_EQ(sa_alias_count(sa), 2);
+	/* A port that refuses the Set: refused, the table as it was */
+	smp_fail = true;
+	g[4] = 0x0002c9fe00004444ull;
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(4), g, h3, NULL),
+		 SA_STATUS_NO_RESOURCES);
+	smp_fail = false;
+	CHECK_EQ(sa_alias_count(sa), 2);
+	/* Delete gives GUID 1 back */
+	CHECK_EQ(gir_send(sa, SA_METHOD_DELETE, h3, 0, GIR_CM_GUID(1), g, h3, out), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_DELETE_RESP);
+	CHECK(out[1] == 0 && out[3] != 0);
+	CHECK_EQ(sa_alias_count(sa), 1);
+	/* Without an SMP path, Set is not supported */
+	sa_free(sa);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(1), g, h3, NULL),
+		 MAD_STATUS_METHOD_ATTR_UNSUPP);
+	sa_free(sa);
+}
+
 static void test_limits(void)
 {
 	struct sa_env e = env;
@@ -1018,6 +1436,835 @@ static void test_path_sl(void)
 	ff_free(&rf);
 }
 
+/* ---- InformInfo, Reports (issue 16) ---- */
+
+static uint16_t ii_send(struct sa *sa, const struct inform_info *ii, const struct fab_port *from,
+			uint32_t qpn)
+{
+	struct mad_addr a = { .slid = from->lid, .qpn = qpn };
+	uint8_t rec[INFORM_SIZE];
+
+	inform_info_encode(ii, rec);
+	req_from = &a;
+	request(sa, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, rec, INFORM_SIZE, 1400 + nsent);
+	req_from = NULL;
+	return last_status();
+}
+
+/* Reports among what the SA sent: count, and the last one's notice */
+static unsigned int reports(uint16_t trap, struct notice *last, uint16_t *dlid, uint32_t *tid)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < nsent; i++) {
+		struct sa_mad m;
+		struct notice no;
+
+		if (sa_mad_decode(sent[i], MAD_SIZE, &m) < 0 || m.hdr.method != SA_METHOD_REPORT)
+			continue;
+		CHECK_EQ(m.hdr.attr_id, SA_ATTR_NOTICE);
+		sa_notice_decode(m.data, &no);
+		if (no.trap_num != trap)
+			continue;
+		n++;
+		if (last)
+			*last = no;
+		if (dlid)
+			*dlid = sent_dlid[i];
+		if (tid)
+			*tid = (uint32_t)m.hdr.tid;
+	}
+	return n;
+}
+
+static void report_resp(struct sa *sa, uint32_t tid, uint16_t slid)
+{
+	struct sa_mad m = { 0 };
+	struct mad_addr a = { .slid = slid, .qpn = 1 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = SA_METHOD_REPORT_RESP;
+	m.hdr.attr_id = SA_ATTR_NOTICE;
+	m.hdr.tid = tid;
+	sa_mad_encode(&m, buf);
+	nsent = 0;
+	sa_handle(sa, buf, MAD_SIZE, &a);
+}
+
+/* The test fabric with host h3 unplugged */
+static struct fabric *fabric_without(const char *host)
+{
+	struct fakefab f2;
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+	int at;
+
+	CHECK_EQ(ff_parse(&f2, net), 0);
+	at = ff_find(&f2, host);
+	CHECK(at >= 0);
+	f2.nodes[at].dead = true;
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&f2, f, NULL), 0);
+	/* The same LIDs the others had: they are kept as the ports hold them */
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &f->nodes[i]->ports[p];
+			const struct fab_node *old = fabric_find(fab, f->nodes[i]->guid);
+
+			if (old && fabric_is_endport(pp))
+				pp->pi.lid = old->ports[p].lid;
+			pp->pi.link_width_active = 2;
+			pp->pi.link_speed_active = 1;
+			if (fabric_is_endport(pp))
+				hold_keys(pp, 0xffff, 0);
+		}
+	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("minhop"), f, NULL, &rs, NULL), 0);
+	ff_free(&f2);
+	return f;
+}
+
+static void test_inform(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2 = port_of("h2", 1);
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 65,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	struct fabric *gone = fabric_without("h3");
+	uint64_t h3guid = h3->guid;
+	struct notice no;
+	uint16_t dlid = 0;
+	uint32_t tid = 0;
+	uint8_t gid[16];
+	uint8_t *data;
+	size_t n, rsize;
+
+	e2.now = fake_now;
+	e2.trusted_key = 0x5eed;
+	e2.sm_lid = 1;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Get of InformInfo, Notice: not methods the SA has */
+	request(sa, SA_METHOD_GET, SA_ATTR_INFORM_INFO, 0, NULL, 0, 1300);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	/* srp_daemon's subscription: 65 (and 64 below), from its own UD QP */
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_RESP);
+	CHECK_EQ(wire_bits_get(sent[0], 16 * 8, 16), SA_ATTR_INFORM_INFO);
+	ii.trap_num = 64;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	/* h2 subscribes to everything, twice: the second is the same subscription */
+	{
+		struct inform_info all = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+					   .type = 0xffff, .trap_num = 0xffff,
+					   .producer = 0xffffff };
+
+		CHECK_EQ(ii_send(sa, &all, h2, 1), 0);
+		CHECK_EQ(ii_send(sa, &all, h2, 1), 0);
+	}
+	CHECK_EQ(sa_inform_count(sa), 3);
+	/* Unsubscribing from something never subscribed: refused */
+	ii.trap_num = 99;
+	ii.subscribe = 0;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), SA_STATUS_REQ_INVALID);
+	ii.subscribe = 1;
+	/* InformInfoRecords: one's own, or all with the SM_Key */
+	{
+		struct mad_addr a = { .slid = h1->lid, .qpn = 1 };
+
+		req_from = &a;
+		n = get_table(sa, SA_ATTR_INFORM_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, 2);
+		CHECK_EQ(rsize, 64);
+		gid_encode(env.subnet_prefix, h1->guid, gid);
+		CHECK(!memcmp(data, gid, 16));
+		free(data);
+		req_sm_key = 0x5eed;
+		n = get_table(sa, SA_ATTR_INFORM_INFO_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, 3);
+		free(data);
+		req_sm_key = 0;
+		req_from = NULL;
+	}
+
+	/* h3 unplugged: a Report of trap 65 to h1's QP, and h2; h1 answers, h2 not */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, gone, NULL), 0);
+	CHECK_EQ(reports(65, &no, &dlid, &tid), 2);
+	CHECK_EQ(reports(64, NULL, NULL, NULL), 0);
+	gid_encode(env.subnet_prefix, h3guid, gid);
+	CHECK(!memcmp(no.details + 6, gid, 16));
+	CHECK_EQ(no.type, NOTICE_TYPE_SM);
+	CHECK_EQ(no.producer, NOTICE_PRODUCER_CLASS_MGR);
+	CHECK_EQ(no.issuer_lid, 1);
+	CHECK_EQ(sa_inform_stats(sa)->out_of_service, 1);
+	{
+		uint32_t tid_h1 = 0, tid_h2 = 0;
+
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad m;
+
+			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &m), 0);
+			if (sent_dlid[i] == h1->lid) {
+				CHECK_EQ(sent_qpn[i], 0x1234);
+				tid_h1 = (uint32_t)m.hdr.tid;
+			} else {
+				CHECK_EQ(sent_dlid[i], h2->lid);
+				tid_h2 = (uint32_t)m.hdr.tid;
+			}
+		}
+		CHECK(tid_h1 && tid_h2);
+		report_resp(sa, tid_h1, h1->lid);
+		/* A ReportResp from someone else, or another TID, settles nothing */
+		report_resp(sa, tid_h2, h1->lid);
+		CHECK_EQ(sa_inform_stats(sa)->reports_answered, 1);
+		/* h2's is resent until answered, at most 8 times in all */
+		for (int k = 0; k < 20; k++) {
+			fake_us += 1000000;
+			nsent = 0;
+			sa_tick(sa);
+			for (unsigned int i = 0; i < nsent; i++)
+				CHECK_EQ(sent_dlid[i], h2->lid);
+		}
+		CHECK_EQ(sa_inform_stats(sa)->reports_sent, 9);
+		CHECK_EQ(sa_inform_stats(sa)->reports_dropped, 1);
+	}
+
+	/* Plugged back: trap 64 */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(reports(64, &no, &dlid, &tid), 2);
+	CHECK(!memcmp(no.details + 6, gid, 16));
+	CHECK_EQ(reports(65, NULL, NULL, NULL), 0);
+	/* No sweep changes anything: no Reports */
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(nsent, 0);
+
+	/* A group created and deleted: 66 and 67 to h2 (it asked for everything) */
+	{
+		uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff };
+
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0xffff, true);
+		CHECK_EQ(reports(66, &no, &dlid, NULL), 1);
+		CHECK_EQ(dlid, h2->lid);
+		CHECK(!memcmp(no.details + 6, mgid, 16));
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0xffff, false);
+		CHECK_EQ(reports(67, NULL, NULL, NULL), 1);
+		/* Of a partition h2 is not in: not to h2 */
+		nsent = 0;
+		sa_report_mcast(sa, mgid, 0x8005, true);
+		CHECK_EQ(reports(66, NULL, NULL, NULL), 0);
+	}
+
+	/* Trap 144 from h3's SMA (IsDeviceManagementSupported now set) goes on as it came */
+	{
+		struct notice t = { .generic = 1, .type = NOTICE_TYPE_INFO, .producer = 1,
+				    .trap_num = 144, .issuer_lid = h3->lid };
+		uint8_t d[NOTICE_SIZE];
+
+		wire_bits_set(t.details, 16, 16, h3->lid);
+		wire_bits_set(t.details, 48, 32, 1u << 19);
+		sa_notice_encode(&t, d);
+		nsent = 0;
+		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
+		CHECK_EQ(reports(144, &no, &dlid, NULL), 1);
+		CHECK_EQ(dlid, h2->lid);
+		CHECK_EQ(wire_bits_get(no.details, 48, 32), 1u << 19);
+		gid_encode(env.subnet_prefix, h3->guid, gid);
+		CHECK(!memcmp(no.issuer_gid, gid, 16));
+		/* Other traps are not forwarded */
+		t.trap_num = 128;
+		sa_notice_encode(&t, d);
+		nsent = 0;
+		sa_report_forward(sa, d, SMP_DATA_SIZE, h3->lid);
+		CHECK_EQ(nsent, 0);
+	}
+
+	/* Unsubscribed: no more Reports to h1 */
+	ii.subscribe = 0;
+	ii.trap_num = 65;
+	CHECK_EQ(ii_send(sa, &ii, h1, 0x1234), 0);
+	nsent = 0;
+	CHECK_EQ(sa_update(sa, gone, NULL), 0);
+	CHECK_EQ(reports(65, NULL, &dlid, NULL), 1);
+	CHECK_EQ(dlid, h2->lid);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+
+	/* h2 leaves the fabric: its subscription goes, nothing is sent to it */
+	{
+		struct fabric *no_h2 = fabric_without("h2");
+
+		nsent = 0;
+		CHECK_EQ(sa_update(sa, no_h2, NULL), 0);
+		CHECK_EQ(sa_inform_stats(sa)->dropped_subs, 1);
+		for (unsigned int i = 0; i < nsent; i++)
+			CHECK(sent_dlid[i] != h2->lid);
+		CHECK_EQ(sa_inform_count(sa), 1);	/* h1's 64 is left */
+		CHECK_EQ(sa_update(sa, fab, NULL), 0);
+		fabric_free(no_h2);
+	}
+	sa_free(sa);
+	fabric_free(gone);
+}
+
+/* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
+
+/* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
+static void mpr_send_rmpp(struct sa *sa, uint64_t mask, const uint8_t *rec, size_t len,
+			  uint64_t tid)
+{
+	uint32_t nseg = (uint32_t)((len + SA_DATA_SIZE - 1) / SA_DATA_SIZE);
+
+	for (uint32_t n = 1; n <= nseg; n++) {
+		struct sa_mad m = { 0 }, a;
+		uint8_t buf[MAD_SIZE];
+		size_t off = (size_t)(n - 1) * SA_DATA_SIZE;
+		size_t chunk = len - off < SA_DATA_SIZE ? len - off : SA_DATA_SIZE;
+
+		m.hdr.base_version = 1;
+		m.hdr.mgmt_class = MAD_CLASS_SA;
+		m.hdr.class_version = SA_CLASS_VERSION;
+		m.hdr.method = SA_METHOD_GET_MULTI;
+		m.hdr.attr_id = SA_ATTR_MULTIPATH_RECORD;
+		m.hdr.tid = tid;
+		m.comp_mask = mask;
+		m.rmpp.version = 1;
+		m.rmpp.type = RMPP_TYPE_DATA;
+		m.rmpp.flags = RMPP_FLAG_ACTIVE | (n == 1 ? RMPP_FLAG_FIRST : 0) |
+			       (n == nseg ? RMPP_FLAG_LAST : 0);
+		m.rmpp.data1 = n;
+		m.rmpp.data2 = n == 1 ? (uint32_t)(nseg * RMPP_SEG_PAYLOAD -
+						   (nseg * SA_DATA_SIZE - len)) :
+			       n == nseg ? (uint32_t)(20 + chunk) : 0;
+		memcpy(m.data, rec + off, chunk);
+		sa_mad_encode(&m, buf);
+		nsent = 0;
+		sa_handle(sa, buf, MAD_SIZE, &client);
+		/* Every segment ACKed; after the last, the answer's first segment */
+		CHECK(nsent >= 1);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &a), 0);
+		CHECK_EQ(a.hdr.method, SA_METHOD_GET_MULTI_RESP);
+		CHECK_EQ(a.rmpp.type, RMPP_TYPE_ACK);
+		CHECK_EQ(a.rmpp.data1, n);
+	}
+}
+
+/* The GetMultiResp transfer that follows: its PathRecords (ACKing every segment) */
+static size_t mpr_receive(struct sa *sa, unsigned int first, uint64_t tid, struct path_record *out,
+			  size_t max, uint16_t *status)
+{
+	size_t n = 0, total = 0;
+	uint32_t expect = 1;
+	bool done = false;
+	static uint8_t all[64 * SA_DATA_SIZE];
+
+	*status = 0xffff;
+	while (!done && nsent > first) {
+		struct sa_mad m;
+		unsigned int k = nsent;
+		static uint8_t batch[MAX_SENT][MAD_SIZE];
+
+		memcpy(batch, sent, (size_t)k * MAD_SIZE);
+		for (unsigned int i = first; i < k && !done; i++) {
+			CHECK_EQ(sa_mad_decode(batch[i], MAD_SIZE, &m), 0);
+			*status = m.hdr.status;
+			if (m.hdr.status)
+				return 0;
+			CHECK_EQ(m.hdr.method, SA_METHOD_GET_MULTI_RESP);
+			CHECK_EQ(m.hdr.attr_id, SA_ATTR_PATH_RECORD);
+			CHECK_EQ(m.rmpp.type, RMPP_TYPE_DATA);
+			CHECK_EQ(m.rmpp.data1, expect);
+			CHECK_EQ(m.attr_offset, 8);
+			if (total + SA_DATA_SIZE <= sizeof(all)) {
+				memcpy(all + total, m.data, SA_DATA_SIZE);
+				total += SA_DATA_SIZE;
+			}
+			done = m.rmpp.flags & RMPP_FLAG_LAST;
+			if (done)
+				total -= RMPP_SEG_PAYLOAD - m.rmpp.data2;
+			expect++;
+		}
+		first = 0;
+		nsent = 0;
+		if (!done) {
+			/* ACK as a kernel receiver does: the request method */
+			struct sa_mad a = m;
+			uint8_t buf[MAD_SIZE];
+
+			a.hdr.method = SA_METHOD_GET_MULTI;
+			a.hdr.tid = tid;
+			a.rmpp.type = RMPP_TYPE_ACK;
+			a.rmpp.data1 = expect - 1;
+			a.rmpp.data2 = expect + 8;
+			sa_mad_encode(&a, buf);
+			sa_handle(sa, buf, MAD_SIZE, &client);
+		}
+	}
+	for (size_t off = 0; off + 64 <= total && n < max; off += 64)
+		path_record_decode(all + off, &out[n++]);
+	return n;
+}
+
+static void test_multipath(void)
+{
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2b = port_of("h2", 2);
+	struct multipath_record mp = { .numb_path = 2, .sgid_count = 1, .dgid_count = 2,
+				       .reversible = 1, .tclass = 0x20 };
+	uint64_t mask = MPR_CM_SGID_COUNT | MPR_CM_DGID_COUNT | MPR_CM_NUMB_PATH |
+			MPR_CM_REVERSIBLE | MPR_CM_TCLASS;
+	uint8_t rec[24 + 16 * 16] = { 0 };
+	struct path_record got[32];
+	uint16_t status;
+	size_t n;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 1600);
+	{
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(wire_bits_get(m.data, 16, 16) & SA_CAP_MULTIPATH);
+	}
+	/* One MAD, no RMPP: h1 to h3 and to h2's second port, 2 paths */
+	multipath_record_encode(&mp, rec);
+	gid_encode(env.subnet_prefix, h1->guid, rec + 24);
+	gid_encode(env.subnet_prefix, h3->guid, rec + 40);
+	gid_encode(env.subnet_prefix, h2b->guid, rec + 56);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 72, 1601);
+	n = mpr_receive(sa, 0, 1601, got, 32, &status);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(n, 2);
+	CHECK_EQ(got[0].slid, h1->lid);
+	CHECK(got[0].dlid != got[1].dlid);
+	CHECK(got[0].dlid == h3->lid || got[0].dlid == h2b->lid);
+	CHECK_EQ(got[0].tclass, 0x20);
+	CHECK(!memcmp(got[1].sgid, rec + 24, 16));
+
+	/* 12 GIDs: 216 bytes, two RMPP segments in the request direction */
+	mp.sgid_count = 1;
+	mp.dgid_count = 11;
+	mp.numb_path = 20;
+	multipath_record_encode(&mp, rec);
+	gid_encode(env.subnet_prefix, h3->guid, rec + 24);
+	for (int i = 0; i < 11; i++)
+		gid_encode(env.subnet_prefix, (i % 2 ? h1 : h2b)->guid, rec + 40 + 16 * i);
+	mpr_send_rmpp(sa, mask, rec, 24 + 12 * 16, 1602);
+	/* The last segment's ACK, then the answer's first segment */
+	CHECK(nsent >= 2);
+	n = mpr_receive(sa, 1, 1602, got, 32, &status);
+	CHECK_EQ(status, 0);
+	CHECK_EQ(n, 11);	/* LMC 0: one path per pair, fewer than NumbPath */
+	for (size_t i = 0; i < n; i++)
+		CHECK_EQ(got[i].slid, h3->lid);
+	CHECK(!memcmp(got[10].dgid, rec + 40 + 16 * 10, 16));
+	CHECK_EQ(sa_stats(sa)->refused, 0);
+
+	/* Without the counts; a GID nobody has; another attribute */
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, MPR_CM_NUMB_PATH, rec, 200,
+		1603);
+	CHECK_EQ(last_status(), SA_STATUS_INSUFFICIENT);
+	mp.dgid_count = 2;
+	multipath_record_encode(&mp, rec);
+	rec[40 + 15] ^= 0x33;
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1604);
+	CHECK_EQ(last_status(), SA_STATUS_INVALID_GID);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_PATH_RECORD, 0, NULL, 0, 1605);
+	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+	/* Counts longer than the request */
+	mp.dgid_count = 200;
+	multipath_record_encode(&mp, rec);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1606);
+	CHECK_EQ(last_status(), SA_STATUS_REQ_INVALID);
+	sa_free(sa);
+}
+
+/*
+ * LMC 2: NumbPath 4 gives four paths of a pair, each with another SLID and
+ * another DLID (PathRecord GetTable and MultiPathRecord alike)
+ */
+static void test_lmc_paths(void)
+{
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+	struct sa *sa;
+	struct fab_port *a, *b;
+	struct path_record pr = { 0 }, got[32];
+	uint8_t rec[200] = { 0 }, *data;
+	size_t n, rsize;
+	uint16_t status;
+
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(&ff, f, NULL), 0);
+	CHECK_EQ(lid_assign(f, 2, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &rs, NULL), 0);
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			f->nodes[i]->ports[p].pi.link_width_active = 2;
+			f->nodes[i]->ports[p].pi.link_speed_active = 1;
+		}
+	a = fabric_port(fabric_find(f, ff.nodes[ff_find(&ff, "h1")].guid), 1);
+	b = fabric_port(fabric_find(f, ff.nodes[ff_find(&ff, "h3")].guid), 1);
+	CHECK(a && b && a->lmc == 2 && b->lmc == 2);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, f, NULL), 0);
+	gid_encode(env.subnet_prefix, a->guid, pr.sgid);
+	gid_encode(env.subnet_prefix, b->guid, pr.dgid);
+	pr.numb_path = 4;
+	pr.reversible = 1;
+	pr.tclass = 0;
+	pr.service_id = 0x10000000000001ull;
+	path_record_encode(&pr, rec);
+	n = get_table(sa, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID | PR_CM_NUMB_PATH |
+		      PR_CM_REVERSIBLE | PR_CM_TCLASS | PR_CM_SERVICE_ID, rec, 64, &data, &rsize);
+	CHECK_EQ(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		path_record_decode(data + 64 * i, &got[i]);
+		CHECK(got[i].slid >= a->lid && got[i].slid < a->lid + 4);
+		CHECK(got[i].dlid >= b->lid && got[i].dlid < b->lid + 4);
+		CHECK(got[i].service_id == pr.service_id);
+		CHECK_EQ(got[i].preference, i);
+		for (size_t j = 0; j < i; j++)
+			CHECK(got[i].slid != got[j].slid && got[i].dlid != got[j].dlid);
+	}
+	free(data);
+	/* Without NumbPath: all 16 */
+	n = get_table(sa, SA_ATTR_PATH_RECORD, PR_CM_SGID | PR_CM_DGID, rec, 64, &data, &rsize);
+	CHECK_EQ(n, 16);
+	free(data);
+	/* MultiPathRecord: the same four */
+	{
+		struct multipath_record mp = { .numb_path = 4, .sgid_count = 1,
+					       .dgid_count = 1 };
+
+		multipath_record_encode(&mp, rec);
+		gid_encode(env.subnet_prefix, a->guid, rec + 24);
+		gid_encode(env.subnet_prefix, b->guid, rec + 40);
+		request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD,
+			MPR_CM_SGID_COUNT | MPR_CM_DGID_COUNT | MPR_CM_NUMB_PATH, rec, 56, 1700);
+		n = mpr_receive(sa, 0, 1700, got, 32, &status);
+		CHECK_EQ(status, 0);
+		CHECK_EQ(n, 4);
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = 0; j < i; j++)
+				CHECK(got[i].slid != got[j].slid && got[i].dlid != got[j].dlid);
+	}
+	sa_free(sa);
+	fabric_free(f);
+}
+
+static void test_fuzz(void)
+{
+	static const uint16_t attrs[] = {
+		SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
+		SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
+		SA_ATTR_SM_INFO_RECORD, SA_ATTR_LINK_RECORD, SA_ATTR_GUID_INFO_RECORD,
+		SA_ATTR_PKEY_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_VLARB_RECORD, 0x1234,
+		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MCMEMBER_RECORD, SA_ATTR_MFT_RECORD,
+		SA_ATTR_SERVICE_RECORD, SA_ATTR_SERVICE_RECORD, SA_ATTR_INFORM_INFO,
+		SA_ATTR_INFORM_INFO_RECORD, SA_ATTR_MULTIPATH_RECORD, SA_ATTR_NOTICE,
+	};
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct mc_db *db;
+	struct mc_forest *fo;
+	unsigned int answered = 0;
+	uint8_t bc[16];
+	struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
+
+	/* Services, alias GUIDs: the owner's callbacks are there */
+	e2.smp = fake_smp;
+	e2.now = fake_now;
+	e2.service_changed = svc_changed;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* Multicast too: joins, leaves and creations of random groups */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0xffff, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &bp, NULL), 0);
+	CHECK_EQ(mc_forest_new(fab, NULL, &fo), 0);
+	sa_set_mcast(sa, db, fo);
+	for (int it = 0; it < 20000; it++) {
+		uint8_t buf[MAD_SIZE];
+		size_t len = MAD_SIZE;
+		struct sa_mad m = { 0 };
+
+		m.hdr.base_version = 1;
+		m.hdr.mgmt_class = MAD_CLASS_SA;
+		m.hdr.class_version = (rnd() % 8) ? 2 : (uint8_t)rnd();
+		m.hdr.method = (rnd() % 4) ? (rnd() % 2 ? SA_METHOD_GET : SA_METHOD_GET_TABLE) :
+			       (rnd() % 2) ? (rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE) :
+					     (uint8_t)rnd();
+		m.hdr.attr_id = attrs[rnd() % (sizeof(attrs) / sizeof(attrs[0]))];
+		m.hdr.tid = rnd();
+		m.comp_mask = (rnd() % 3) ? (uint64_t)rnd() & ((rnd() % 2) ? 0x3f : 0xffffff) :
+					    (uint64_t)rnd() << 32 | rnd();
+		for (size_t i = 0; i < SA_DATA_SIZE; i++)
+			m.data[i] = (rnd() % 4) ? 0 : (uint8_t)rnd();
+		/* Small LIDs so that masks select real records now and then */
+		m.data[0] = 0;
+		m.data[1] = (uint8_t)(rnd() % 16);
+		if (m.hdr.attr_id == SA_ATTR_MCMEMBER_RECORD && rnd() % 2) {
+			/*
+			 * Half of them plausible: joins and leaves of a few MGIDs
+			 * (the broadcast group among them) from the client's own
+			 * port, with the create components, so that groups come
+			 * and go; then perhaps damaged like the rest.
+			 */
+			struct mc_member_record r = { .qkey = rnd(), .pkey = 0xffff,
+						      .sl = (uint8_t)(rnd() % 16),
+						      .join_state = (uint8_t)(rnd() % 16) };
+
+			if (rnd() % 4) {
+				memcpy(r.mgid, bc, 16);
+				r.mgid[2] = 0x60;
+				r.mgid[15] = (uint8_t)(rnd() % 8);
+			} else {
+				memcpy(r.mgid, bc, 16);
+			}
+			gid_encode(UINT64_C(0xfe80000000000000),
+				   fabric_port_by_lid(fab, client.slid)->guid, r.port_gid);
+			mc_member_record_encode(&r, m.data);
+			m.hdr.class_version = 2;
+			m.hdr.method = rnd() % 2 ? SA_METHOD_SET : SA_METHOD_DELETE;
+			m.comp_mask = IPOIB_MASK | MCR_CM_QKEY | MCR_CM_SL | MCR_CM_FLOW_LABEL |
+				      MCR_CM_TCLASS | (rnd() % 4 ? 0 : rnd() & 0x3ffff);
+		}
+		if (m.hdr.attr_id == SA_ATTR_SERVICE_RECORD && rnd() % 2) {
+			/* Plausible registrations of the client's own port, a few IDs */
+			struct service_record r = { .id = rnd() % 8, .pkey = 0xffff,
+						    .lease = rnd() % 4 };
+
+			gid_encode(env.subnet_prefix, fabric_port_by_lid(fab, client.slid)->guid,
+				   r.gid);
+			r.key[0] = (uint8_t)(rnd() % 2);
+			service_record_encode(&r, m.data);
+			m.comp_mask = SR_CM_ID | SR_CM_GID | (rnd() % 2 ? (uint64_t)rnd() : 0);
+		}
+		if (rnd() % 5 == 0) {
+			m.rmpp.flags = RMPP_FLAG_ACTIVE;
+			m.rmpp.type = (uint8_t)(rnd() % 6);
+			m.rmpp.data1 = rnd() % 8;
+			m.rmpp.data2 = rnd() % 40;
+		}
+		sa_mad_encode(&m, buf);
+		for (int f = rnd() % 4; f > 0; f--)
+			buf[rnd() % MAD_SIZE] ^= (uint8_t)(1u << (rnd() % 8));
+		if (rnd() % 10 == 0)
+			len = rnd() % (MAD_SIZE + 1);
+		nsent = 0;
+		sa_handle(sa, buf, len, &client);
+		answered += nsent > 0;
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad r;
+
+			CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &r), 0);
+			CHECK(r.hdr.method & MAD_METHOD_RESP_BIT);
+		}
+		if (it % 1000 == 0) {
+			fake_us += 2000000;
+			sa_tick(sa);
+		}
+		if (it % 500 == 0) {
+			uint64_t dirty[MLID_COUNT / 64 + 1];
+
+			mc_db_take_dirty(db, dirty);
+			CHECK_EQ(mc_forest_update(fo, db, dirty), 0);
+		}
+	}
+	CHECK(mc_db_count(db) >= 1);
+	{
+		struct mc_event ev[64];
+		size_t k, created = 0;
+
+		while ((k = mc_db_take_events(db, ev, 64)) > 0)
+			for (size_t i = 0; i < k; i++)
+				created += ev[i].created;
+		/* The fuzzer must reach the joins that create groups, not only refusals */
+		CHECK(created > 10);
+		fprintf(stderr, "  fuzz: %zu multicast groups created, %zu left\n", created,
+			mc_db_count(db));
+	}
+	sa_set_mcast(sa, NULL, NULL);
+	mc_forest_free(fo);
+	mc_db_free(db);
+	/* The fuzzer must reach the answering paths, not only the decoder */
+	CHECK(answered > 5000);
+	sa_free(sa);
+}
+
+/* Give port p the keys k (a one-block table), as a sweep would have programmed it */
+static void set_keys(struct fab_port *p, const uint16_t *k, unsigned int n)
+{
+	uint16_t tab[32] = { 0 };
+
+	memcpy(tab, k, n * sizeof(*k));
+	CHECK_EQ(fabric_port_set_pkeys(p, tab, 32), 0);
+	p->pkeys_valid = true;
+}
+
+/* A PathRecord Get from port `from` (NULL: a LID the model does not know) */
+static uint16_t path_get(struct sa *sa, const struct fab_port *from, const struct fab_port *s,
+			 const struct fab_port *d, int pkey, uint16_t *got_pkey)
+{
+	static uint64_t tid = 9000;
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	struct path_record pr = { .slid = s->lid, .dlid = d->lid }, got;
+	uint8_t rec[64];
+	struct sa_mad m;
+
+	pr.pkey = (uint16_t)(pkey < 0 ? 0 : pkey);
+	path_record_encode(&pr, rec);
+	req_from = &a;
+	request(sa, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+		PR_CM_SLID | PR_CM_DLID | (pkey < 0 ? 0 : PR_CM_PKEY), rec, 64, ++tid);
+	req_from = NULL;
+	if (!nsent || sa_mad_decode(sent[0], MAD_SIZE, &m) < 0)
+		return 0xffff;
+	path_record_decode(m.data, &got);
+	*got_pkey = m.hdr.status ? 0 : got.pkey;
+	return m.hdr.status;
+}
+
+/* Records of a GetTable of attr from port `from` (NULL: an unknown LID) */
+static size_t table_from(struct sa *sa, const struct fab_port *from, uint16_t attr)
+{
+	struct mad_addr a = { .slid = from ? from->lid : 0x999, .qpn = 1 };
+	uint8_t *tab = NULL;
+	size_t n, rsize;
+
+	req_from = &a;
+	n = get_table(sa, attr, 0, NULL, 0, &tab, &rsize);
+	req_from = NULL;
+	free(tab);
+	return n;
+}
+
+/*
+ * Partitions (smd/sa_part.c): h1 and h3 full members of A (0x0001), h2's
+ * first port of B (0x0002), its second a limited member of A, every CA port
+ * limited in Default, the SM's port and the switches full there.
+ */
+static void test_partitions(void)
+{
+	static const uint16_t full_dflt[] = { 0xffff }, a_full[] = { 0x7fff, 0x8001 },
+		b_full[] = { 0x7fff, 0x8002 }, a_lim[] = { 0x7fff, 0x0001 };
+	struct fab_port *sm = port_of("sm", 1), *h1 = port_of("h1", 1), *h3 = port_of("h3", 1);
+	struct fab_port *h2a = port_of("h2", 1), *h2b = port_of("h2", 2);
+	struct fab_port *s1 = port_of("s1", 0), *s1h1 = port_of("s1", 5);
+	struct mc_params ap = { .qkey = 0x0b1b, .pkey = 0x8001, .mtu = 4, .rate = 3, .scope = 2 };
+	struct mc_member_record r;
+	struct sa_env e = env;
+	struct mc_db *db;
+	struct sa *sa;
+	uint8_t bc[16];
+	uint16_t k;
+
+	set_keys(h1, a_full, 2);
+	set_keys(h3, a_full, 2);
+	set_keys(h2a, b_full, 2);
+	set_keys(h2b, a_lim, 2);
+	/* The switch port facing h1 holds h1's keys: its enforcement table */
+	set_keys(s1h1, a_full, 2);
+	e.trusted_key = 0x5eed;
+	CHECK_EQ(sa_new(&e, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* A to A carries A's P_Key; a limited member of A pairs with a full one */
+	CHECK_EQ(path_get(sa, h1, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h1, h1, h2b, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	CHECK_EQ(path_get(sa, h2b, h2b, h1, -1, &k), 0);
+	CHECK_EQ(k, 0x0001);	/* the source's own entry: limited */
+	/* A to B: none, whoever asks */
+	CHECK_EQ(path_get(sa, h1, h1, h2a, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2a, h2a, h1, -1, &k), SA_STATUS_NO_RECORDS);
+	/* Default between two limited members: none; with the SM (full): Default */
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x7fff, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h1, h1, sm, -1, &k), 0);
+	CHECK_EQ(k, 0x7fff);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x8001, &k), 0);
+	CHECK_EQ(path_get(sa, h1, h1, h3, 0x0002, &k), SA_STATUS_NO_RECORDS);
+	/* A third port must be in A too: h2's B port is not, the SM's is not */
+	CHECK_EQ(path_get(sa, h2a, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), SA_STATUS_NO_RECORDS);
+	CHECK_EQ(path_get(sa, h2b, h1, h3, -1, &k), 0);
+	/* Unless it shows the SM_Key smd trusts; an unknown LID gets nothing */
+	req_sm_key = 0x5eed;
+	CHECK_EQ(path_get(sa, sm, h1, h3, -1, &k), 0);
+	CHECK_EQ(k, 0x8001);
+	req_sm_key = 0;
+	CHECK_EQ(path_get(sa, NULL, sm, sm, -1, &k), SA_STATUS_NO_RECORDS);
+	/*
+	 * NodeRecords: 8 endports. h1 sees the SM and 3 switches (Default, full
+	 * there), itself, h3 and h2's A port: 7; h2's B port the 4 and itself
+	 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_NODE_RECORD), 8);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_NODE_RECORD), 7);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_NODE_RECORD), 5);
+	CHECK_EQ(table_from(sa, NULL, SA_ATTR_NODE_RECORD), 0);
+	/* PortInfoRecords of h2's B port: not for h1 (a switch's all go by port 0) */
+	CHECK(table_from(sa, h1, SA_ATTR_PORT_INFO_RECORD) <
+	      table_from(sa, sm, SA_ATTR_PORT_INFO_RECORD));
+	/* P_KeyTableRecords: 8 endports and the switch port facing h1 */
+	CHECK_EQ(table_from(sa, sm, SA_ATTR_PKEY_RECORD), 9);
+	{
+		struct records_probe { uint8_t rec[72]; } q = { { 0 } };
+		uint8_t *tab = NULL;
+		size_t rsize, n;
+
+		/* Component 0 (LID) and 2 (PortNum): s1's port 5 holds h1's keys */
+		q.rec[0] = (uint8_t)(s1->lid >> 8);
+		q.rec[1] = (uint8_t)s1->lid;
+		q.rec[4] = 5;
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 1 | 4, q.rec, 72, &tab, &rsize);
+		CHECK_EQ(n, 1);
+		if (n == 1) {
+			CHECK_EQ(wire_bits_get(tab, 64, 16), 0x7fff);
+			CHECK_EQ(wire_bits_get(tab, 80, 16), 0x8001);
+		}
+		free(tab);
+	}
+	/* Multicast: a host of B may not join A's group, nor see it */
+	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
+	mc_ipoib_mgid(0x8001, 2, bc);
+	CHECK_EQ(mc_db_add_permanent(db, bc, &ap, NULL), 0);
+	sa_set_mcast(sa, db, NULL);
+	mcr_make(&r, h2a, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h2a, NULL), SA_STATUS_REQ_INVALID);
+	mcr_make(&r, h3, bc);
+	r.pkey = 0x8001;
+	CHECK_EQ(mcr_send(sa, SA_METHOD_SET, &r, IPOIB_MASK, h3, NULL), 0);
+	CHECK_EQ(table_from(sa, h1, SA_ATTR_MCMEMBER_RECORD), 1);
+	CHECK_EQ(table_from(sa, h2a, SA_ATTR_MCMEMBER_RECORD), 0);
+	sa_free(sa);
+	mc_db_free(db);
+	/* Back to one partition for the tests after this one */
+	for (size_t i = 0; i < fab->nnodes; i++)
+		for (unsigned int p = 0; p <= fab->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &fab->nodes[i]->ports[p];
+
+			free(pp->pkey_tab);
+			pp->pkey_tab = NULL;
+			pp->pkey_len = pp->pkey_nkeys = 0;
+			if (fabric_is_endport(pp))
+				set_keys(pp, full_dflt, 1);
+		}
+}
+
 /* Every record type smd serves names each of its fields, once (smctl --json) */
 static void test_field_names(void)
 {
@@ -1026,7 +2273,8 @@ static void test_field_names(void)
 		SA_ATTR_LINK_RECORD, SA_ATTR_LFT_RECORD, SA_ATTR_SM_INFO_RECORD,
 		SA_ATTR_SL2VL_RECORD, SA_ATTR_VLARB_RECORD, SA_ATTR_PKEY_RECORD,
 		SA_ATTR_GUID_INFO_RECORD, SA_ATTR_PATH_RECORD, SA_ATTR_MFT_RECORD,
-		SA_ATTR_MCMEMBER_RECORD,
+		SA_ATTR_MCMEMBER_RECORD, SA_ATTR_SERVICE_RECORD, SA_ATTR_INFORM_INFO,
+		SA_ATTR_INFORM_INFO_RECORD, SA_ATTR_MULTIPATH_RECORD,
 	};
 
 	for (size_t a = 0; a < sizeof(attrs) / sizeof(attrs[0]); a++) {
@@ -1063,11 +2311,18 @@ int main(void)
 	RUN(test_status);
 	RUN(test_path_get);
 	RUN(test_tables);
+	RUN(test_capmask_vlarb);
 	RUN(test_rmpp_control);
 	RUN(test_sl2vl);
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_services);
+	RUN(test_guidinfo);
+	RUN(test_inform);
+	RUN(test_multipath);
+	RUN(test_lmc_paths);
+	RUN(test_partitions);
 	RUN(test_fuzz);
 	fabric_free(fab);
 	ff_free(&ff);

@@ -734,7 +734,8 @@ static void test_migrate_v1(void)
 	CHECK_EQ(store_open(db, 0, &s), 0);
 	CHECK_EQ(sql_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE type = 'table' AND name IN ('node', 'port',"
-			   " 'link', 'switch', 'event', 'port_lid', 'sweep', 'mcast_group')"), 8);
+			   " 'link', 'switch', 'event', 'port_lid', 'sweep', 'mcast_group',"
+			   " 'service')"), 9);
 	CHECK_EQ(sql_count(db, "sqlite_master WHERE name = 'port_lid_by_lid'"), 1);
 	/* Every LID survived, with its LMC, GUIDs >= 2^63 included */
 	CHECK_EQ(lookup(s, SW1), 1);
@@ -846,6 +847,63 @@ static int events_of(const char *db, int64_t sweep, const char *kind)
 		 "SELECT count(*) FROM event WHERE sweep_id = %lld AND kind = '%s'",
 		 (long long)sweep, kind);
 	return sql_int(db, sql);
+}
+
+struct svc_rows {
+	struct store_service v[8];
+	size_t n;
+};
+
+static int svc_collect(void *ctx, const struct store_service *v)
+{
+	struct svc_rows *r = ctx;
+
+	if (r->n < 8)
+		r->v[r->n] = *v;
+	r->n++;
+	return 0;
+}
+
+/* Issue 16: services are saved, replaced, deleted, and read back whole */
+static void test_services(void)
+{
+	const char *db = path_of("services.db");
+	struct store *s = NULL;
+	struct store_service v[3] = { 0 };
+	struct svc_rows rows = { 0 };
+
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	for (int i = 0; i < 3; i++) {
+		v[i].id = 0x8000000000000001ull + (uint64_t)i;	/* beyond INT64_MAX */
+		v[i].gid[0] = 0xfe;
+		v[i].gid[15] = (uint8_t)i;
+		v[i].pkey = 0xffff;
+		for (int k = 0; k < STORE_SERVICE_SIZE; k++)
+			v[i].record[k] = (uint8_t)(k * 7 + i);
+		v[i].expires = i ? 1700000000 + i : 0;
+		v[i].present = 1;
+	}
+	CHECK_EQ(store_service_save(s, v, 3, 1600000000), 0);
+	CHECK_EQ(store_foreach_service(s, svc_collect, &rows), 0);
+	CHECK_EQ(rows.n, 3);
+	CHECK(rows.v[0].id == v[0].id && rows.v[2].id == v[2].id);
+	CHECK(!memcmp(rows.v[1].record, v[1].record, STORE_SERVICE_SIZE));
+	CHECK(!memcmp(rows.v[2].gid, v[2].gid, 16));
+	CHECK_EQ(rows.v[0].expires, 0);
+	CHECK_EQ(rows.v[2].expires, 1700000002);
+	CHECK_EQ(rows.v[1].pkey, 0xffff);
+	/* The same key again replaces; present 0 deletes */
+	v[1].record[0] ^= 0xff;
+	v[2].present = 0;
+	CHECK_EQ(store_service_save(s, &v[1], 2, 1600000001), 0);
+	store_close(s);
+	CHECK_EQ(store_open(db, 1, &s), 0);
+	rows.n = 0;
+	CHECK_EQ(store_foreach_service(s, svc_collect, &rows), 0);
+	CHECK_EQ(rows.n, 2);
+	CHECK_EQ(rows.v[1].record[0], v[1].record[0]);
+	store_close(s);
+	CHECK_EQ(sql_int(db, "SELECT count(*) FROM service"), 2);
 }
 
 static void test_fabric_events(void)
@@ -1281,6 +1339,90 @@ static void test_kill9(void)
 	fabric_free(b);
 }
 
+struct part_rows {
+	struct store_partition p[8];
+	struct store_port_pkey k[16];
+	size_t np, nk;
+};
+
+static int part_row(void *ctx, const struct store_partition *p)
+{
+	struct part_rows *r = ctx;
+
+	if (r->np < 8)
+		r->p[r->np] = *p;
+	r->np++;
+	return 0;
+}
+
+static int pkey_row(void *ctx, const struct store_port_pkey *k)
+{
+	struct part_rows *r = ctx;
+
+	if (r->nk < 16)
+		r->k[r->nk] = *k;
+	r->nk++;
+	return 0;
+}
+
+/* Partitions and memberships: saved with the fabric, replaced by the next */
+static void test_partitions(void)
+{
+	const char *db = path_of("parts.db");
+	struct store *s = NULL;
+	struct fabric *f = fabric_one();
+	struct store_partition parts[2] = {
+		{ .pkey = 0x7fff, .ipoib = true, .name = "Default" },
+		{ .pkey = 0x0001, .name = "A" },
+	};
+	struct store_sweep sw = sweep_one;
+	static const uint16_t t1[32] = { 0x7fff, 0x8001 }, t2[32] = { 0xffff };
+	struct part_rows r = { 0 };
+	struct fab_node *ca1 = fabric_find(f, CA1), *sw1 = fabric_find(f, SW1);
+
+	CHECK(ca1 && sw1);
+	if (!ca1 || !sw1)
+		return;
+	CHECK_EQ(fabric_port_set_pkeys(&ca1->ports[1], t1, 32), 0);
+	CHECK_EQ(fabric_port_set_pkeys(&sw1->ports[0], t2, 32), 0);
+	sw.partitions = parts;
+	sw.npartitions = 2;
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	CHECK_EQ(store_save_sweep(s, f, &sw), 0);
+	CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+	CHECK_EQ(store_foreach_port_pkey(s, pkey_row, &r), 0);
+	CHECK_EQ(r.np, 2);
+	CHECK(r.p[0].pkey == 0x0001 && !strcmp(r.p[0].name, "A") && !r.p[0].ipoib);
+	CHECK(r.p[1].pkey == 0x7fff && !strcmp(r.p[1].name, "Default") && r.p[1].ipoib);
+	/* Sorted by P_Key: CA1's A (full), then Default: CA1 limited, SW1 full */
+	CHECK_EQ(r.nk, 3);
+	CHECK(r.k[0].port_guid == CA1P1 && r.k[0].pkey == 0x8001);
+	CHECK(r.k[1].pkey == 0x7fff || r.k[1].pkey == 0xffff);
+	CHECK(r.k[2].pkey == 0x7fff || r.k[2].pkey == 0xffff);
+	CHECK(r.k[1].port_guid != r.k[2].port_guid);
+	/* The next sweep's fabric replaces them; a failed sweep keeps them */
+	sw.npartitions = 1;
+	CHECK_EQ(fabric_port_set_pkeys(&ca1->ports[1], t2, 32), 0);
+	{
+		struct store_sweep failed = sweep_one;
+
+		failed.err = -EIO;
+		CHECK_EQ(store_save_sweep(s, NULL, &failed), 0);
+		memset(&r, 0, sizeof(r));
+		CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+		CHECK_EQ(r.np, 2);
+	}
+	CHECK_EQ(store_save_sweep(s, f, &sw), 0);
+	memset(&r, 0, sizeof(r));
+	CHECK_EQ(store_foreach_partition(s, part_row, &r), 0);
+	CHECK_EQ(store_foreach_port_pkey(s, pkey_row, &r), 0);
+	CHECK_EQ(r.np, 1);
+	CHECK_EQ(r.nk, 2);
+	CHECK(r.nk == 2 && r.k[0].pkey == 0xffff && r.k[1].pkey == 0xffff);
+	store_close(s);
+	fabric_free(f);
+}
+
 int main(void)
 {
 	snprintf(tmpdir, sizeof(tmpdir), "%s", "/tmp/smd-test-store-XXXXXX");
@@ -1302,6 +1444,8 @@ int main(void)
 	RUN(test_forget_and_history);
 	RUN(test_locked);
 	RUN(test_kill9);
+	RUN(test_services);
+	RUN(test_partitions);
 	rm_tmpdir();
 	return unit_report();
 }

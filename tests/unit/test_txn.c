@@ -38,6 +38,7 @@ struct rx_mad {
 enum fake_mode {
 	FAKE_SILENT,		/* record only; the test answers */
 	FAKE_ANSWER,		/* answer every request at once */
+	FAKE_SLOW,		/* as SILENT, each send then stalls for slow_ms */
 };
 
 struct fake {
@@ -51,6 +52,7 @@ struct fake {
 	unsigned int window;
 	unsigned int max_outstanding;	/* seen at any send */
 	int recv_calls;
+	unsigned int slow_ms;
 };
 
 static void fake_init(struct fake *f, enum fake_mode mode)
@@ -139,6 +141,8 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t d
 	}
 	if (f->mode == FAKE_ANSWER)
 		fake_answer(f, f->nsent - 1, 0);
+	if (f->mode == FAKE_SLOW)
+		usleep(f->slow_ms * 1000u);
 	return 0;
 }
 
@@ -704,6 +708,32 @@ static void test_timeouts(void)
 	fake_fini(&f);
 }
 
+/*
+ * A machine too busy to look at its timers in time (every send here
+ * stalls for 4 timeouts, past the whole request's time): a silent timeout
+ * still gets every retry it is owed. Before, the first one noticed after
+ * (retries + 1) timeouts failed the request after one try.
+ */
+static void test_busy_machine(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SLOW);
+	f.slow_ms = 40;
+	t = new_txn(&f, 1, 10, 2);
+	submit(t, &res, 0, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.r[0].status, -ETIMEDOUT);
+	CHECK_EQ(f.nsent, 3);
+	CHECK_EQ(txn_stats(t)->retries, 2);
+	CHECK_EQ(txn_stats(t)->failed, 1);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 /* A retry has a new TID; the late answer to the old one is not accepted */
 static void test_late_answer(void)
 {
@@ -1254,6 +1284,7 @@ int main(void)
 	RUN(test_refused);
 	RUN(test_tid_high_bits);
 	RUN(test_timeouts);
+	RUN(test_busy_machine);
 	RUN(test_late_answer);
 	RUN(test_send_status);
 	RUN(test_bad_status);

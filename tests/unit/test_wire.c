@@ -13,6 +13,7 @@
 
 #include <infiniband/mad.h>
 
+#include "mad/sa.h"
 #include "mad/wire.h"
 #include "tests/unit/unit.h"
 
@@ -1262,6 +1263,134 @@ static void test_sm_info(void)
 	CHECK_EQ(resp.hdr.status, MAD_STATUS_METHOD_ATTR_UNSUPP);
 }
 
+/*
+ * The SA records added for issue 16, against libibmad's field table where
+ * it has one (ServiceRecord, Notice, MultiPathRecord, GUIDInfoRecord), and
+ * round trips; the component-mask field tables name the same bits.
+ */
+static void test_sa_records(void)
+{
+	struct service_record sr = { .id = 0x1000000000000abcull, .pkey = 0xffff,
+				     .lease = 3600 }, sr2;
+	struct notice n = { .generic = 1, .type = NOTICE_TYPE_SM,
+			    .producer = NOTICE_PRODUCER_CLASS_MGR, .trap_num = 64,
+			    .issuer_lid = 7, .toggle = 1, .count = 0x1234 }, n2;
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = 3, .trap_num = 65, .qpn = 0xabcdef, .resp_time = 19,
+				  .producer = 4 }, ii2;
+	struct multipath_record mp = { .flow_label = 0x12345, .hop_limit = 9, .tclass = 0x42,
+				       .reversible = 1, .numb_path = 77, .pkey = 0x8001,
+				       .qos_class = 0xabc, .sl = 5, .mtu_selector = 2, .mtu = 4,
+				       .independence = 1, .sgid_count = 3, .dgid_count = 250,
+				       .service_id = 0xfe00112233445566ull }, mp2;
+	uint8_t b[256] = { 0 }, gid[16];
+	uint64_t guids[8];
+
+	for (unsigned int i = 0; i < 16; i++) {
+		sr.gid[i] = (uint8_t)(0xa0 + i);
+		sr.key[i] = (uint8_t)(0x10 + i);
+		sr.data8[i] = (uint8_t)(0x80 + i);
+		n.details[i] = (uint8_t)(i + 1);
+		n.issuer_gid[i] = (uint8_t)(0xf0 | i);
+		ii.gid[i] = (uint8_t)(0x30 + i);
+	}
+	memcpy(sr.name, "smd.test-service", 16);
+	for (unsigned int i = 0; i < 8; i++)
+		sr.data16[i] = (uint16_t)(0x1110 * (i + 1));
+	for (unsigned int i = 0; i < 4; i++)
+		sr.data32[i] = 0x01020304u * (i + 1);
+	sr.data64[0] = 0x1122334455667788ull;
+	sr.data64[1] = 0x99aabbccddeeff00ull;
+	service_record_encode(&sr, b);
+	CHECK(mad_get_field64(b, 0, IB_SA_SR_ID_F) == sr.id);
+	mad_get_array(b, 0, IB_SA_SR_GID_F, gid);
+	CHECK(!memcmp(gid, sr.gid, 16));
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_SR_PKEY_F), sr.pkey);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_SR_LEASE_F), sr.lease);
+	CHECK(!memcmp(b + 48, "smd.test-service", 16));
+	CHECK_EQ(b[112], 0x80);
+	CHECK_EQ(b[174], 0xff);
+	service_record_decode(b, &sr2);
+	CHECK(!memcmp(&sr, &sr2, sizeof(sr)));
+	/* Component 2 is ServiceP_Key, 35 and 36 the two ServiceData64 */
+	CHECK_EQ(sa_record_nfields(SA_ATTR_SERVICE_RECORD), 37);
+	CHECK_EQ(sa_record_field(SA_ATTR_SERVICE_RECORD, b, 2), 0xffff);
+	CHECK(sa_record_field(SA_ATTR_SERVICE_RECORD, b, 36) == sr.data64[1]);
+	CHECK_EQ(sa_record_field(SA_ATTR_SERVICE_RECORD, b, 30), sr.data16[7]);
+	CHECK_EQ(sa_record_size(SA_ATTR_SERVICE_RECORD), SR_SIZE);
+
+	memset(b, 0, sizeof(b));
+	sa_notice_encode(&n, b);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_IS_GENERIC_F), 1);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_TYPE_F), NOTICE_TYPE_SM);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_PRODUCER_F), NOTICE_PRODUCER_CLASS_MGR);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_TRAP_NUMBER_F), 64);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_ISSUER_LID_F), 7);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_TOGGLE_F), 1);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_COUNT_F), 0x1234);
+	CHECK_EQ(mad_get_field(b, 0, IB_NOTICE_DATA_LID_F), 0x0102);
+	CHECK_EQ(b[64], 0xf0);
+	sa_notice_decode(b, &n2);
+	CHECK(!memcmp(&n, &n2, sizeof(n)));
+
+	memset(b, 0, sizeof(b));
+	inform_info_encode(&ii, b);
+	inform_info_decode(b, &ii2);
+	CHECK(!memcmp(&ii, &ii2, sizeof(ii)));
+	CHECK_EQ(b[22], 1);
+	CHECK_EQ(b[23], 1);
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO, b, 7), 65);
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO, b, 8), 0xabcdef);
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO, b, 10), 19);
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO, b, 12), 4);
+	inform_info_record_encode(gid, 0x55, &ii, b);
+	CHECK(!memcmp(b, gid, 16));
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO_RECORD, b, 1), 0x55);
+	/* IBA 15.2.5.12: bit 10 is TrapNumber, bit 15 ProducerType */
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO_RECORD, b, 10), 65);
+	CHECK_EQ(sa_record_field(SA_ATTR_INFORM_INFO_RECORD, b, 15), 4);
+	CHECK_EQ(sa_record_nfields(SA_ATTR_INFORM_INFO_RECORD), 16);
+
+	memset(b, 0, sizeof(b));
+	multipath_record_encode(&mp, b);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_MP_NPATH_F), 77);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_MP_NSRC_F), 3);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_MP_NDEST_F), 250);
+	multipath_record_decode(b, &mp2);
+	CHECK(!memcmp(&mp, &mp2, sizeof(mp)));
+	CHECK_EQ(sa_record_field(SA_ATTR_MULTIPATH_RECORD, b, 16), 0xfe);
+	CHECK(sa_record_field(SA_ATTR_MULTIPATH_RECORD, b, 21) == 0x00112233445566ull);
+
+	for (unsigned int i = 0; i < 8; i++)
+		guids[i] = 0x0002c90300000000ull + i;
+	sa_guid_info_record_encode(9, 2, guids, b);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_GIR_LID_F), 9);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_GIR_BLOCKNUM_F), 2);
+	CHECK(mad_get_field64(b, 0, IB_SA_GIR_GUID0_F) == guids[0]);
+	CHECK(mad_get_field64(b, 0, IB_SA_GIR_GUID7_F) == guids[7]);
+	/* Each GUID is its own component: bit 4 + n */
+	CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, b, 4 + 5) == guids[5]);
+	CHECK_EQ(sa_record_nfields(SA_ATTR_GUID_INFO_RECORD), 12);
+}
+
+/* GUIDInfo block (IBA 14.2.5.5): GUID k at byte 8k, big-endian */
+static void test_guid_block(void)
+{
+	uint64_t g[8], back[8];
+	uint8_t d[SMP_DATA_SIZE];
+
+	for (unsigned int k = 0; k < 8; k++)
+		g[k] = UINT64_C(0x0102030405060700) + k;
+	memset(d, 0xee, sizeof(d));
+	guid_block_encode(g, d);
+	CHECK_EQ(d[0], 0x01);
+	CHECK_EQ(d[7], 0x00);
+	CHECK_EQ(d[8 * 5 + 7], 0x05);
+	CHECK_EQ(d[63], 0x07);
+	guid_block_decode(d, back);
+	CHECK(!memcmp(g, back, sizeof(g)));
+}
+
 /* Trap 256 as an SMA lays it out, byte by byte (IBA 14.2.5.1), and read back */
 static void test_bad_mkey_notice(void)
 {
@@ -1331,6 +1460,8 @@ int main(void)
 	RUN(test_dr_path);
 	RUN(test_encodings);
 	RUN(test_sm_info);
+	RUN(test_sa_records);
+	RUN(test_guid_block);
 	RUN(test_bad_mkey_notice);
 	return unit_report();
 }

@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ServiceRecord (IBA 15.2.5.14): Set registers a service for a lease,
+ * Delete removes it, Get and GetTable find it. A record is known by
+ * ServiceID, ServiceGID and ServiceP_Key. The rules smd keeps:
+ *  - a port registers and deletes services of its own GID (its port GUID
+ *    or an alias GUID of it); any GID only with the trusted SM_Key;
+ *  - ServiceP_Key must be a P_Key the registering port holds; a requester
+ *    sees only services in partitions it shares (one of the two a full
+ *    member), so records are not handed out across partitions;
+ *  - a record registered with a non-zero ServiceKey is replaced or deleted
+ *    only by a request carrying that key (ERR_REQ_DENIED otherwise), and
+ *    its key is shown only to its own port and to trusted requesters;
+ *  - ServiceLease counts seconds from the Set (0xFFFFFFFF: no end; not in
+ *    the component mask: no end); answers carry what is left of it;
+ *  - the owner (smd/services.c) keeps every change in SQLite, so services
+ *    survive a restart with the rest of their lease.
+ * Limits: SVC_MAX records in all, SVC_PER_PORT registered by one port
+ * (ERR_NO_RESOURCES past them).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "smd/log.h"
+#include "smd/sa_int.h"
+
+#define SVC_MAX		16384
+#define SVC_PER_PORT	256
+
+struct svc {
+	uint8_t rec[SR_SIZE];		/* as registered; lease field as given */
+	uint64_t id;
+	uint8_t gid[16];
+	uint16_t pkey;
+	uint64_t guid;			/* the port ServiceGID names */
+	uint64_t expires_us;		/* monotonic; 0: never */
+};
+
+struct sa_svc_db {
+	struct svc *v;
+	size_t n, cap;
+	uint64_t next_us;		/* the earliest lease end, 0: none */
+};
+
+static struct sa_svc_db *db_of(struct sa *sa)
+{
+	if (!sa->svc)
+		sa->svc = calloc(1, sizeof(*sa->svc));
+	return sa->svc;
+}
+
+void sa_service_free(struct sa *sa)
+{
+	if (!sa->svc)
+		return;
+	free(sa->svc->v);
+	free(sa->svc);
+	sa->svc = NULL;
+}
+
+size_t sa_service_count(const struct sa *sa)
+{
+	return sa->svc ? sa->svc->n : 0;
+}
+
+static uint64_t now_us(const struct sa *sa)
+{
+	return sa_clock(sa);
+}
+
+static struct svc *find(struct sa_svc_db *db, uint64_t id, const uint8_t gid[16], uint16_t pkey)
+{
+	for (size_t i = 0; db && i < db->n; i++)
+		if (db->v[i].id == id && db->v[i].pkey == pkey && !memcmp(db->v[i].gid, gid, 16))
+			return &db->v[i];
+	return NULL;
+}
+
+/* Seconds of lease left (rounded up), or SR_LEASE_INFINITE */
+static uint32_t lease_left(const struct svc *v, uint64_t now)
+{
+	uint64_t left;
+
+	if (!v->expires_us)
+		return SR_LEASE_INFINITE;
+	left = v->expires_us > now ? (v->expires_us - now + 999999) / 1000000 : 0;
+	return left >= SR_LEASE_INFINITE ? SR_LEASE_INFINITE - 1 : (uint32_t)left;
+}
+
+/* ServiceName for the log: printable, at most 64 characters */
+static const char *svc_name(const uint8_t rec[SR_SIZE], char out[65])
+{
+	size_t i;
+
+	for (i = 0; i < 64 && rec[48 + i]; i++)
+		out[i] = rec[48 + i] >= 0x20 && rec[48 + i] < 0x7f ? (char)rec[48 + i] : '?';
+	out[i] = 0;
+	return out;
+}
+
+static void changed(struct sa *sa, const struct svc *v, bool present)
+{
+	if (sa->env->service_changed)
+		sa->env->service_changed(sa->env->ctx, v->rec, present ?
+					 lease_left(v, now_us(sa)) : 0, present);
+}
+
+static void next_expiry(struct sa_svc_db *db)
+{
+	db->next_us = 0;
+	for (size_t i = 0; i < db->n; i++)
+		if (db->v[i].expires_us && (!db->next_us || db->v[i].expires_us < db->next_us))
+			db->next_us = db->v[i].expires_us;
+}
+
+static void drop(struct sa *sa, size_t i, bool tell)
+{
+	struct sa_svc_db *db = sa->svc;
+	struct svc gone = db->v[i];
+
+	db->v[i] = db->v[--db->n];
+	next_expiry(db);
+	if (tell)
+		changed(sa, &gone, false);
+}
+
+void sa_service_expire(struct sa *sa)
+{
+	struct sa_svc_db *db = sa->svc;
+	uint64_t now;
+
+	if (!db || !db->next_us)
+		return;
+	now = now_us(sa);
+	if (now < db->next_us)
+		return;
+	for (size_t i = db->n; i-- > 0;)
+		if (db->v[i].expires_us && db->v[i].expires_us <= now) {
+			char name[65];
+
+			log_debug("SA: the lease of service 0x%016llx \"%s\" ended",
+				  (unsigned long long)db->v[i].id, svc_name(db->v[i].rec, name));
+			drop(sa, i, true);
+		}
+}
+
+/* Add or replace; the caller checked the rules */
+static struct svc *put(struct sa *sa, const uint8_t rec[SR_SIZE], uint64_t guid,
+		       uint32_t lease)
+{
+	struct sa_svc_db *db = db_of(sa);
+	struct service_record r;
+	struct svc *v;
+
+	if (!db)
+		return NULL;
+	service_record_decode(rec, &r);
+	v = find(db, r.id, r.gid, r.pkey);
+	if (!v) {
+		if (db->n == db->cap) {
+			size_t ncap = db->cap ? 2 * db->cap : 16;
+			struct svc *nv = realloc(db->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				return NULL;
+			db->v = nv;
+			db->cap = ncap;
+		}
+		v = &db->v[db->n++];
+	}
+	memset(v, 0, sizeof(*v));
+	memcpy(v->rec, rec, SR_SIZE);
+	v->id = r.id;
+	memcpy(v->gid, r.gid, 16);
+	v->pkey = r.pkey;
+	v->guid = guid;
+	v->expires_us = lease == SR_LEASE_INFINITE ? 0 :
+			now_us(sa) + (uint64_t)lease * 1000000 + (lease ? 0 : 1);
+	next_expiry(db);
+	return v;
+}
+
+int sa_service_restore(struct sa *sa, const uint8_t rec[SR_SIZE], uint32_t lease)
+{
+	struct service_record r;
+	uint64_t prefix, guid;
+
+	if (sa->svc && sa->svc->n >= SVC_MAX)
+		return -ENOSPC;
+	service_record_decode(rec, &r);
+	gid_decode(r.gid, &prefix, &guid);
+	return put(sa, rec, guid, lease) ? 0 : -ENOMEM;
+}
+
+/* What a requester sees of v: the lease left, the key only if it may */
+static void answer_form(const struct sa *sa, const struct svc *v, bool see_key, uint64_t now,
+			uint8_t out[SR_SIZE])
+{
+	memcpy(out, v->rec, SR_SIZE);
+	sa_record_set_field(SA_ATTR_SERVICE_RECORD, out, SR_FIELD_LEASE, lease_left(v, now));
+	if (!see_key)
+		memset(out + 32, 0, 16);
+}
+
+static bool key_set(const uint8_t rec[SR_SIZE])
+{
+	static const uint8_t zero[16];
+
+	return memcmp(rec + 32, zero, 16) != 0;
+}
+
+int sa_service_collect(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+		       struct records *r)
+{
+	const struct sa_svc_db *db = sa->svc;
+	const struct fab_port *who = fabric_port_by_lid(sa->f, from->slid);
+	bool trusted = sa_trusted(sa, req);
+	uint64_t now = now_us(sa);
+	int e = 0;
+
+	if (!db || (!who && !trusted))
+		return 0;
+	for (size_t i = 0; i < db->n && !e; i++) {
+		const struct svc *v = &db->v[i];
+		uint8_t rec[SR_SIZE];
+
+		if (!trusted && !sa_pkey_shared(who, v->pkey))
+			continue;
+		answer_form(sa, v, trusted || (who && sa_port_owns_guid(sa, who, v->guid)), now,
+			    rec);
+		e = sa_rec_offer(r, req, rec);
+	}
+	return e;
+}
+
+uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			   uint8_t out[SR_SIZE])
+{
+	const struct fab_port *who = fabric_port_by_lid(sa->f, from->slid), *port;
+	bool trusted = sa_trusted(sa, req), set = req->hdr.method == SA_METHOD_SET;
+	uint64_t m = req->comp_mask, prefix, guid;
+	struct sa_svc_db *db = sa->svc;
+	uint8_t rec[SR_SIZE];
+	struct service_record r;
+	struct svc *v;
+	uint32_t lease;
+	size_t mine = 0;
+	char name[65];
+
+	if ((m & (SR_CM_ID | SR_CM_GID)) != (SR_CM_ID | SR_CM_GID))
+		return SA_STATUS_INSUFFICIENT;
+	memcpy(rec, req->data, SR_SIZE);
+	service_record_decode(rec, &r);
+	gid_decode(r.gid, &prefix, &guid);
+	port = sa_port_by_any_guid(sa, guid);
+	if (!port || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000)))
+		return SA_STATUS_INVALID_GID;
+	/* A port registers and deletes its own services only (or the SM_Key is shown) */
+	if (!trusted && who != port)
+		return SA_STATUS_DENIED;
+	if (!(m & SR_CM_PKEY)) {
+		r.pkey = 0xffff;
+		sa_record_set_field(SA_ATTR_SERVICE_RECORD, rec, SR_FIELD_PKEY, r.pkey);
+	}
+	v = find(db, r.id, r.gid, r.pkey);
+	/* IBA 15.2.5.14: a ServiceKey guards its record */
+	if (v && key_set(v->rec) && memcmp(v->rec + 32, rec + 32, 16))
+		return SA_STATUS_DENIED;
+	if (!set) {
+		if (!v)
+			return SA_STATUS_NO_RECORDS;
+		answer_form(sa, v, true, now_us(sa), out);
+		log_debug("SA: service 0x%016llx \"%s\" of port 0x%016llx deleted",
+			  (unsigned long long)v->id, svc_name(v->rec, name),
+			  (unsigned long long)v->guid);
+		drop(sa, (size_t)(v - db->v), true);
+		return 0;
+	}
+	/* The partition the service is offered in: one its port holds */
+	if (!sa_port_has_pkey(port, r.pkey))
+		return SA_STATUS_REQ_INVALID;
+	lease = (m & SR_CM_LEASE) ? r.lease : SR_LEASE_INFINITE;
+	sa_record_set_field(SA_ATTR_SERVICE_RECORD, rec, SR_FIELD_LEASE, lease);
+	if (!v) {
+		if (db && db->n >= SVC_MAX)
+			return SA_STATUS_NO_RESOURCES;
+		for (size_t i = 0; db && i < db->n; i++)
+			mine += db->v[i].guid == guid;
+		if (mine >= SVC_PER_PORT)
+			return SA_STATUS_NO_RESOURCES;
+	}
+	v = put(sa, rec, guid, lease);
+	if (!v)
+		return SA_STATUS_NO_RESOURCES;
+	answer_form(sa, v, true, now_us(sa), out);
+	log_debug("SA: service 0x%016llx \"%s\" registered for port 0x%016llx, P_Key 0x%04x, "
+		  "lease %u s", (unsigned long long)v->id, svc_name(v->rec, name),
+		  (unsigned long long)guid, r.pkey, lease);
+	changed(sa, v, true);
+	return 0;
+}

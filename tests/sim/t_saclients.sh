@@ -1,0 +1,301 @@
+#!/bin/bash
+# The SA for the clients beyond the fabric tools (issue 16), judged by an SA
+# client written from the IBA spec (tests/sim/saclient.c, none of smd's
+# encoders) and by the real tools (smpquery, saquery, ibtracert):
+#  - ClassPortInfo promises send-only full members, PortInfo CapabilityMask
+#    matching and MultiPathRecord; PortInfoRecord CapabilityMask matching
+#    answers exactly the ports whose PortInfo (smpquery) has those bits;
+#  - a service registered from one host is found by another by ID and by
+#    name, its ServiceKey guards it, it is gone after its lease, and a
+#    service survives a daemon restart with the rest of its lease;
+#  - a subscriber to traps 64/65 gets a Report (and answers it) when a host
+#    is unplugged and one when it is plugged back, each in the sweep the
+#    link change started, and none after it unsubscribed;
+#  - PathRecord GetTable with ServiceID, TClass, Reversible and NumbPath=4
+#    on LMC=2 gives 4 distinct LID pairs whose routes (ibtracert) leave the
+#    source's leaf switch over different links; MultiPathRecord (GetMulti,
+#    its request sent by RMPP over several segments) gives the same;
+#  - VLArbitrationTableRecord and SL2VLTableRecord of a CA port addressed as
+#    the tools do (port 0) equal what smpquery reads from the port;
+#  - GUIDInfoRecord Set of an alias GUID: ibsim's SMA refuses GUIDInfo Set
+#    (ibsim 0.10 answers only Get), so the SA must answer ERR_NO_RESOURCES
+#    and leave the table smpquery reads as it was (the accepted case, the
+#    table written and read back, is in tests/unit/test_sa.c).
+# Under umad2sim every MAD a client reads loses bytes 224-255 (SA data
+# 168-199 of each RMPP segment): saclient marks the records that overlap
+# them ("lost rec=") and the checks use only the intact ones.
+. "$(dirname "$0")/common.sh"
+C=${SACLIENT:-${top_builddir:-$top}/tests/sim/saclient}
+SMCTL=${SMCTL:-$top/smd/smctl}
+[ -x "$C" ] || { echo "missing $C: build first" >&2; exit 99; }
+tmp=$(mktemp -d)
+lpid=
+cleanup() {
+	touch "$tmp/stop"
+	[ -n "$lpid" ] && wait "$lpid" 2>/dev/null
+	[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+trap 'cleanup; sim_stop' EXIT
+$GEN ft3 4 -o "$tmp/net" 2>/dev/null
+
+# port_guid HOST: a CA's port 1 GUID (node GUID + 1, topogen.py)
+port_guid() {
+	local g
+	g=$(awk -v h="\"$1\"" '/^caguid=/ { split($1, a, "="); g = a[2] }
+		$1 == "Hca" && $3 == h { print g }' "$tmp/net")
+	printf '0x%016x\n' $((g + 1))
+}
+# gid_of GUID: the GID of a port GUID under the default subnet prefix, as
+# inet_ntop writes it
+gid_of() {
+	python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address((0xfe80 << 112) | int(sys.argv[1], 0)))' "$1"
+}
+# lid_of HOST: its base LID as smpquery reads it from its own port
+lid_of() {
+	SIM_HOST=$1 sim_run smpquery -D portinfo 0 2>/dev/null | awk -F. '/^Lid/ { print $NF }'
+}
+# sac HOST ARGS...: saclient on HOST, its output in $tmp/out.HOST (also stdout)
+sac() {
+	local h=$1
+	shift
+	SIM_HOST=$h sim_run "$C" "$@" 2>>"$tmp/err" | tee "$tmp/o.$h"
+}
+# val FILE PREFIX KEY: KEY's value on the first line of FILE starting with PREFIX
+val() {
+	awk -v p="$2" -v k="$3" 'index($0, p) == 1 {
+		for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' "$1"
+}
+
+# intact FILE VERB [WORDS]: VERB's record lines of FILE whose 8-byte words in
+# the mask WORDS (default: all) umad2sim left whole ("lost rec=" lines say
+# which were not), as the values of their key=value fields
+intact() {
+	python3 - "$@" <<'PY'
+import sys
+path, verb = sys.argv[1], sys.argv[2]
+need = int(sys.argv[3], 0) if len(sys.argv) > 3 else ~0
+lost = 0
+for line in open(path):
+    f = line.split()
+    if f and f[0] == "lost":
+        lost = int(f[2].split("=")[1], 0)
+        continue
+    if len(f) > 1 and f[0] == verb and "=" in f[1] and f[1].split("=")[0] not in ("records", "method"):
+        if not lost & need:
+            print(" ".join(x.split("=", 1)[1] for x in f[1:]))
+        lost = 0
+PY
+}
+
+sim_start "$tmp/net" >/dev/null 2>&1
+# LMC 2 (4 LIDs a port); a QoS mapping so that smd programs the VL tables;
+# light sweeps every second (ibsim sends no trap when a cable is put back)
+printf 'sweep_interval = 1\nlog_level = debug\nlmc = 2\nsl2vl = 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,15\n' >"$tmp/conf"
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
+check wait_for "$tmp/out" "SA: answering" 1
+a=host-0005 b=host-0012 s=host-0007 v=host-0009
+ga=$(port_guid $a) gb=$(port_guid $b) gv=$(port_guid $v)
+la=$(lid_of $a) lb=$(lid_of $b)
+check test -n "$la" -a -n "$lb"
+check test $((la % 4)) -eq 0 -a $((lb % 4)) -eq 0	# LMC 2: aligned ranges of 4
+
+# ---- ClassPortInfo and PortInfoRecord CapabilityMask matching ----
+sac $a cpi >/dev/null
+cm=$(val "$tmp/o.$a" cpi capmask) cm2=$(val "$tmp/o.$a" cpi capmask2)
+check test $((cm & 0x2000)) -ne 0	# IsPortInfoCapMaskMatchSupported
+check test $((cm & 0x0400)) -ne 0	# IsMultiPathSupported
+check test $((cm2 & 0x1000)) -ne 0	# IsSendOnlyFullMemberSupported
+# Bit 15 (IsSubnetManagementSupported... as ibsim sets it): the SA's ports
+# with that bit, against every LID's PortInfo read with smpquery
+sac $a pir capmask=0x8000 >"$tmp/pir"
+check grep -q "^pir records=[1-9]" "$tmp/pir"
+bad_cap=0
+while read -r lid port cap; do
+	pcap=$(SIM_HOST=$a sim_run smpquery portinfo "$lid" "$port" 2>/dev/null | awk -F. '/^CapMask/ { print $NF }')
+	if [ $((pcap & 0x8000)) -eq 0 ] || [ "$((pcap))" -ne "$((cap))" ]; then
+		echo "LID $lid port $port: SA capmask $cap, PortInfo $pcap"
+		bad_cap=$((bad_cap + 1))
+	fi
+done < <(intact "$tmp/pir" pir >"$tmp/pir.ok"; head -6 "$tmp/pir.ok")
+check test "$bad_cap" -eq 0
+# Bit 20 (IsCapabilityMaskNoticeSupported... as ibsim sets it) only CA ports
+# have, switch port 0 not: one record per CA
+sac $a pir capmask=0x100000 >/dev/null
+check test "$(val "$tmp/o.$a" "pir records" records)" -eq "$(grep -c '^Hca' "$tmp/net")"
+# ...and a bit no port has: no record
+sac $a pir capmask=0x10000 >/dev/null
+check grep -q "^pir records=0$" "$tmp/o.$a"
+
+
+# ---- ServiceRecord: register, find from another host, keys, lease ----
+sid=0x10000ce100415254
+sac $a svc-set id=$sid lease=600 key=0x5eed name=srp.target d8=0:7 d64_0=0x1122334455667788 >/dev/null
+check grep -q "^svc-set id=$(printf '0x%016x' $sid) .* lease=600 key=5eed name=srp.target d8_0=7" "$tmp/o.$a"
+# Another host finds it by ID and by name; it is not its owner: no key shown
+sac $b svc-get id=$sid \; svc-get name=srp.target >/dev/null
+want="^svc id=$(printf '0x%016x' $sid) gid=$(gid_of "$ga") pkey=0xffff lease=[0-9]* key=0000"
+want+=" name=srp.target d8_0=7 .*d64_0=0x1122334455667788"
+check test "$(grep -c "$want" "$tmp/o.$b")" -eq 2
+l=$(val "$tmp/o.$b" svc lease)
+check test "$l" -gt 0 -a "$l" -le 600
+# Another host may not register or delete it under the owner's GID
+sac $b svc-del id=$sid gid=$ga >/dev/null || true
+check grep -q "^svc-del status=0x0700" "$tmp/o.$b"
+# The owner without the ServiceKey: denied; with it: the lease shortened
+sac $a svc-set id=$sid lease=1 name=srp.target >/dev/null || true
+check grep -q "^svc-set status=0x0700" "$tmp/o.$a"
+# A second service without lease end, for the restart below
+sac $a svc-set id=0x2 name=forever \; svc-set id=$sid lease=1 key=0x5eed name=srp.target >/dev/null
+check grep -q "^svc-set id=0x0000000000000002 .* lease=4294967295 " "$tmp/o.$a"
+check grep -q "^svc-set id=$(printf '0x%016x' $sid) .* lease=1 " "$tmp/o.$a"
+# Gone after its lease (polled: the lease is a second, the bound 30 s)
+gone=0
+for _ in $(seq 60); do
+	sac $b svc-get id=$sid >/dev/null
+	grep -q "^svc-get records=0$" "$tmp/o.$b" && { gone=1; break; }
+	sleep 0.5
+done
+check test "$gone" -eq 1
+sac $b svc-get >/dev/null
+check grep -q "^svc-get records=1$" "$tmp/o.$b"
+check grep -q "^svc id=0x0000000000000002 .*name=forever" "$tmp/o.$b"
+# One with a lease to outlive the restart
+sac $a svc-set id=0x3 lease=3600 name=hour >/dev/null
+check grep -q "^svc-set id=0x0000000000000003 .* lease=3600 " "$tmp/o.$a"
+
+# ---- PathRecord in full on LMC 2: NumbPath 4, spread over links ----
+sac $a path sgid=$ga dgid=$gb numb=4 sid=$sid tclass=0x20 rev=1 >"$tmp/paths"
+check grep -q "^path records=4$" "$tmp/paths"
+intact "$tmp/paths" path 0x20 >"$tmp/pairs"	# word 5: DLID, SLID
+# the records whose LIDs came through: distinct pairs of the two ports'
+# LIDs; those wholly intact: the ServiceID, TClass and Reversible asked for
+check test "$(awk '{ print $1, $2 }' "$tmp/pairs" | sort -u | wc -l)" -eq "$(wc -l <"$tmp/pairs")"
+check test "$(wc -l <"$tmp/pairs")" -ge 3
+check test -z "$(awk -v a="$la" -v b="$lb" '$1 < a || $1 > a + 3 || $2 < b || $2 > b + 3' "$tmp/pairs")"
+check test "$(intact "$tmp/paths" path | wc -l)" -ge 1
+check test -z "$(intact "$tmp/paths" path | awk -v sid="$(printf '0x%016x' $sid)" \
+	'$5 != sid || $8 != "0x20" || $9 != 1')"
+# The routes of those pairs as the switches' LFTs send them (ibtracert):
+# all different (ft3 4 has 4 shortest paths between pods), and the
+# source's leaf switch sends them up different links
+: >"$tmp/routes"
+while read -r sl dl _; do
+	SIM_HOST=$a sim_run ibtracert "$sl" "$dl" 2>/dev/null |
+		awk '/^\[[0-9]+\] ->/ { printf "%s ", $0 } END { print "" }' >>"$tmp/routes"
+done <"$tmp/pairs"
+cat "$tmp/routes"
+check test "$(sort -u "$tmp/routes" | wc -l)" -eq "$(wc -l <"$tmp/pairs")"
+# the leaf's egress: the second hop's "[port] ->"
+check test "$(while read -r r; do grep -o '\[[0-9]*\] ->' <<<"$r" | sed -n 2p; done \
+	<"$tmp/routes" | sort -u | wc -l)" -ge 2
+# MultiPathRecord: the same question by GetMulti, the request sent as 3
+# RMPP segments (the GIDs in the first, where umad2sim keeps every byte)
+sac $a mpath sgids=$ga dgids=$gb numb=4 rev=1 pad=400 >"$tmp/mpaths"
+check grep -q "^mpath method=0x94 attr=0x0035" "$tmp/mpaths"	# GetMultiResp of PathRecords
+check grep -q "^mpath records=4$" "$tmp/mpaths"
+check test "$(intact "$tmp/mpaths" mpath 0x20 | awk '{ print $1, $2 }' | sort -u | wc -l)" -ge 3
+check test -z "$(intact "$tmp/mpaths" mpath 0x20 | awk -v a="$la" -v b="$lb" \
+	'$1 < a || $1 > a + 3 || $2 < b || $2 > b + 3 || $9 != 1')"
+
+# ---- VL tables of a CA port, addressed as the tools do (port 0) ----
+sac $a vlarb lid=$la port=0 block=1 \; sl2vl lid=$la in=0 out=0 >"$tmp/catab"
+SIM_HOST=$a sim_run smpquery vlarb "$la" >"$tmp/smpvlarb" 2>/dev/null
+SIM_HOST=$a sim_run smpquery sl2vl "$la" >"$tmp/smpsl2vl" 2>/dev/null
+# smpquery: "# Low priority" then "VL    : |0x0 |..." and "WEIGHT: |0x40|..."
+want=$(awk '/Low priority/ { on = 1; next } /^#/ { on = 0 }
+	on && /^VL/ { gsub(/[^|]*:|[ ]/, ""); nv = split($0, v, "|") }
+	on && /^WEIGHT/ { gsub(/[^|]*:|[ ]/, ""); split($0, w, "|") }
+	END { for (i = 2; i < nv; i++) printf "%s%s:%s", (i > 2 ? "," : ""), v[i], w[i] }' \
+	"$tmp/smpvlarb" | python3 -c 'import sys
+print(",".join("%d:%d" % tuple(int(x, 16) for x in p.split(":")) for p in sys.stdin.read().split(",")))')
+check grep -q "^vlarb lid=$la port=0 block=1 table=" "$tmp/catab"
+check test -n "$want"
+check test "$(sed -n 's/^vlarb .*table=//p' "$tmp/catab" | cut -d, -f1-8)" = "$want"
+want=$(awk '/in  0, out  0/ { sub(/.*: \|/, ""); gsub(/ /, ""); gsub(/\|/, ",")
+	sub(/,$/, ""); print }' "$tmp/smpsl2vl")
+check test -n "$want"
+check grep -q "^sl2vl lid=$la in=0 out=0 table=$want$" "$tmp/catab"
+
+# ---- InformInfo: Reports of traps 65 and 64, retried until ReportResp ----
+# The subscriber holds issm: ibsim hands Reports only to such a client.
+# It leaves the first Report unanswered: smd must send it again.
+peer=$(awk -v h="\"$v\"" '$1 == "Switch" { sw = $3; gsub(/"/, "", sw) }
+	index($2, h "[") == 1 { gsub(/[][]/, "", $1); print sw, $1; exit }' "$tmp/net")
+vsw=${peer% *} vport=${peer#* }
+check test -n "$vsw" -a -n "$vport"
+SIM_HOST=$s sim_run "$C" --issm sub trap=64 \; sub trap=65 \; iir \; \
+	listen secs=120 count=3 noresp=1 \; sleep ms=1500 >"$tmp/listen" 2>>"$tmp/err" &
+lpid=$!
+check wait_for "$tmp/listen" "^listening" 1
+check grep -q "^sub trap=65 subscribe=1 method=0x81 attr=0x0003" "$tmp/listen"
+check test "$(grep -c "^iir subscriber=$(gid_of "$(port_guid $s)") .* trap=6[45] " "$tmp/listen")" -eq 2
+# "within one sweep": when the Report is there, one sweep has found the
+# fabric without the host (N - 1 nodes), one with it back (N nodes)
+nodes=$(grep -cE '^(Switch|Hca)' "$tmp/net")
+sweeps_of() { grep -c "discovered $1 nodes" "$tmp/out" || true; }
+sim_console "Unlink \"$v\"[1]"
+check wait_for "$tmp/listen" "^report trap=65 .*gid=$(gid_of "$gv") " 1
+check test "$(sweeps_of $((nodes - 1)))" -eq 1
+check wait_for "$tmp/listen" "^report trap=65 .*gid=$(gid_of "$gv") " 2
+# the same Report twice (the first was not answered): one TID
+check test "$(grep "^report trap=65" "$tmp/listen" | sed 's/.*tid=//' | sort -u | wc -l)" -eq 1
+c0=$(sweeps_of "$nodes")
+sim_console "Link \"$vsw\"[$vport] \"$v\"[1]"
+check wait_for "$tmp/listen" "^report trap=64 .*gid=$(gid_of "$gv") " 1
+check test $(($(sweeps_of "$nodes") - c0)) -eq 1
+wait "$lpid" || true
+lpid=
+check grep -q "^listen reports=3$" "$tmp/listen"
+# Unsubscribed: no Report for the next unplugging, none of the old ones again
+SIM_HOST=$s sim_run "$C" --issm unsub trap=64 \; unsub trap=65 \; iir \; \
+	listen secs=120 until="$tmp/stop" >"$tmp/listen2" 2>>"$tmp/err" &
+lpid=$!
+check wait_for "$tmp/listen2" "^listening" 1
+check grep -q "^iir records=0$" "$tmp/listen2"
+c1=$(sweeps_of $((nodes - 1)))
+sim_console "Unlink \"$v\"[1]"
+check wait_for "$tmp/out" "discovered $((nodes - 1)) nodes" $((c1 + 1))
+check wait_for "$tmp/out" "port $gv out of service" 2
+sleep 3		# Reports would have come at once (the first retry is due within 1 s)
+touch "$tmp/stop"
+wait "$lpid" || true
+lpid=
+check grep -q "^listen reports=0$" "$tmp/listen2"
+sim_console "Link \"$vsw\"[$vport] \"$v\"[1]"
+
+# ---- Services survive a restart, with the rest of their lease ----
+check smd_stop
+cp "$tmp/out" "$tmp/out.1"
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
+check wait_for "$tmp/out" "SA: answering" 1
+sac $b svc-get >/dev/null
+check grep -q "^svc-get records=2$" "$tmp/o.$b"
+check grep -q "^svc .*lease=4294967295 .*name=forever" "$tmp/o.$b"
+l=$(grep "^svc .*name=hour " "$tmp/o.$b" | sed 's/.* lease=\([0-9]*\) .*/\1/')
+check test "$l" -gt 3000 -a "$l" -le 3600
+# smctl (its own RMPP) shows them too, and an rdma_cm-style PathRecord
+SIM_HOST=$b sim_run "$SMCTL" sa services >"$tmp/smctl_svc" 2>/dev/null || true
+check grep -q '"forever"' "$tmp/smctl_svc"
+check grep -q '"hour"' "$tmp/smctl_svc"
+SIM_HOST=$b sim_run "$SMCTL" sa path --sgid "$(gid_of "$gb")" --dgid "$(gid_of "$ga")" \
+	--numb-path 4 --service-id 0x1234 --reversible --count >"$tmp/smctl_pr" 2>/dev/null || true
+check test "$(cat "$tmp/smctl_pr")" = 4
+
+# ---- GUIDInfoRecord Set: refused when the port refuses (ibsim's SMA) ----
+SIM_HOST=$a sim_run smpquery guidinfo "$la" >"$tmp/guids0" 2>/dev/null || true
+sac $a gir-set block=0 1=0x0002c9030000aa01 >/dev/null || true
+check grep -q "^gir-set status=0x0100$" "$tmp/o.$a"	# ERR_NO_RESOURCES
+SIM_HOST=$a sim_run smpquery guidinfo "$la" >"$tmp/guids1" 2>/dev/null || true
+check grep -q "$(printf '%x' $((ga)))" "$tmp/guids1"
+check cmp -s "$tmp/guids0" "$tmp/guids1"
+check grep -q "did not take GUIDInfo block 0" "$tmp/out"
+# A switch has no alias GUIDs; the port GUID (index 0) is never replaced
+swl=$(SIM_HOST=$a sim_run smpquery -D portinfo 0,1 0 2>/dev/null | awk -F. '/^Lid/ { print $NF }')
+check test -n "$swl"
+sac $a gir-set lid="$swl" block=0 1=0x0002c9030000aa02 \; \
+	gir-set block=0 0=0x0002c9030000aa03 >/dev/null || true
+check test "$(grep -c "^gir-set status=0x0200$" "$tmp/o.$a")" -eq 2	# ERR_REQ_INVALID
+
+check smd_stop
+finish
