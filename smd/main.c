@@ -458,7 +458,8 @@ int main(int argc, char **argv)
 out:
 	trap_table_free(smd.trapt);
 	mkey_free(&smd);
-	sa_free(smd.sa);
+	/* NULL: multicast leaves at exit tell no subscriber (mcast_fini below) */
+	smd.sa = sa_free(smd.sa);
 	if (!smd.abandoned) {
 		/* else the worker may still read them: smd exits without freeing them */
 		mcast_fini(&smd);
