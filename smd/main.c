@@ -463,11 +463,12 @@ out:
 	if (!smd.abandoned) {
 		/* else the worker may still read them: smd exits without freeing them */
 		mcast_fini(&smd);
-		part_conf_free(smd.parts);
 		route_result_free(smd.routes);
 		fabric_free(smd.fabric);
 		store_close(smd.store);
 	}
+	/* The worker never reads the partitions (the pkeys phase runs on the loop) */
+	part_conf_free(smd.parts);
 	txn_free(smd.txn);
 	close_capture(&smd, cap);
 	mad_port_close(smd.port);
