@@ -306,34 +306,13 @@ void node_info_encode(const struct node_info *ni, uint8_t d[SMP_DATA_SIZE])
 #undef X
 }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), or 0 */
+/* A valid UTF-8 sequence at s that is no C1 control: its length, or 0 */
 static size_t utf8_seq(const uint8_t *s, size_t n)
 {
-	size_t len;
 	uint32_t cp;
+	size_t len = iba_utf8_len(s, n, &cp);
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF, C1 controls */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
-		return 0;
-	return len;
+	return len && (cp < 0x80 || cp > 0x9f) ? len : 0;
 }
 
 /*

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iba/iba.h"
 #include "smd/json.h"
 
 void json_init(struct json *j)
@@ -48,36 +49,6 @@ static void puts_(struct json *j, const char *s)
 	put(j, s, strlen(s));
 }
 
-/* The length of the UTF-8 sequence at s (at most n bytes), 0 if it is not one */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 */
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
 static void quoted(struct json *j, const char *s)
 {
 	const unsigned char *c = (const unsigned char *)s;
@@ -85,7 +56,8 @@ static void quoted(struct json *j, const char *s)
 
 	put(j, "\"", 1);
 	while (n) {
-		size_t k = utf8_len(c, n);
+		uint32_t cp;
+		size_t k = iba_utf8_len(c, n, &cp);
 		char esc[8];
 
 		if (!k) {
