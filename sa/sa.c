@@ -1198,12 +1198,35 @@ static int pr_emit(struct sa *sa, const struct pr_query *q, const struct fab_por
 	return 0;
 }
 
+/* The paths from one source to the destination side (one port or every endport) */
+static int pr_from(struct sa *sa, const struct pr_query *q, const struct fab_port *src,
+		   const struct pr_side *ss, const struct pr_side *ds, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	/* NumbPath caps the paths per source/destination pair (IBA 15.2.5.16) */
+	unsigned int per_pair = (q->mask & PR_CM_NUMB_PATH) && q->want.numb_path ?
+				q->want.numb_path : UINT32_MAX;
+	unsigned int limit = per_pair;
+	int e = 0;
+
+	if (ds->port)
+		return pr_emit(sa, q, src, ss, ds->port, ds, r, &limit);
+	for (uint32_t lid = 1; lid <= f->max_lid && !e; lid++) {
+		const struct fab_port *dst = f->by_lid[lid];
+
+		if (!dst || dst->lid != lid)
+			continue;	/* each endport once, at its base LID */
+		limit = per_pair;
+		e = pr_emit(sa, q, src, ss, dst, ds, r, &limit);
+	}
+	return e;
+}
+
 static int collect_paths(struct sa *sa, const struct sa_mad *req, struct records *r, int *status)
 {
 	struct pr_query q;
 	struct pr_side ss, ds;
 	const struct fabric *f = sa->f;
-	unsigned int limit;
 	int e = 0;
 
 	path_record_decode(req->data, &q.want);
@@ -1213,28 +1236,15 @@ static int collect_paths(struct sa *sa, const struct sa_mad *req, struct records
 	    pr_side(sa, q.mask & PR_CM_DLID, q.want.dlid, q.mask & PR_CM_DGID, q.want.dgid, &ds,
 		    status) < 0)
 		return 0;
-	/* NumbPath caps the paths per source/destination pair (IBA 15.2.5.16) */
+	/* A source given (the usual query): no walk over every port of the fabric */
+	if (ss.port)
+		return pr_from(sa, &q, ss.port, &ss, &ds, r);
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		for (unsigned int sp = 0; sp <= f->nodes[i]->num_ports && !e; sp++) {
 			const struct fab_port *src = &f->nodes[i]->ports[sp];
 
-			if (ss.port ? src != ss.port : (!fabric_is_endport(src) || !src->lid))
-				continue;
-			if (ds.port) {
-				limit = (q.mask & PR_CM_NUMB_PATH) && q.want.numb_path ?
-					q.want.numb_path : UINT32_MAX;
-				e = pr_emit(sa, &q, src, &ss, ds.port, &ds, r, &limit);
-				continue;
-			}
-			for (uint32_t lid = 1; lid <= f->max_lid && !e; lid++) {
-				const struct fab_port *dst = f->by_lid[lid];
-
-				if (!dst || dst->lid != lid)
-					continue;	/* each endport once, at its base LID */
-				limit = (q.mask & PR_CM_NUMB_PATH) && q.want.numb_path ?
-					q.want.numb_path : UINT32_MAX;
-				e = pr_emit(sa, &q, src, &ss, dst, &ds, r, &limit);
-			}
+			if (fabric_is_endport(src) && src->lid)
+				e = pr_from(sa, &q, src, &ss, &ds, r);
 		}
 	}
 	return e;
