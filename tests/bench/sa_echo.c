@@ -5,7 +5,8 @@
  * ibsim hands it the requests sent to the SM LID, once an SM brought the
  * subnet up and left) and answers every SA Get at once: a PathRecord with
  * one precomputed record whose SLID and DLID are the ones asked for, any
- * other attribute with the request's own record. No fabric model, no
+ * other attribute with the request's own record. The record carries the
+ * LIDs and GIDs asked for (a client checks them). No fabric model, no
  * checks: it is a ceiling, not an SA. Runs until killed.
  *
  * Usage: sa_echo [PORT]
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
 				path_record_decode(m.data, &pr);
 				tmpl.slid = pr.slid;
 				tmpl.dlid = pr.dlid;
+				memcpy(tmpl.sgid, pr.sgid, 16);
+				memcpy(tmpl.dgid, pr.dgid, 16);
 				memset(m.data, 0, sizeof(m.data));
 				path_record_encode(&tmpl, m.data);
 				m.attr_offset = 64 / 8;
