@@ -52,6 +52,8 @@
 #define LOOP_POLL_MS		50
 /* ... while the worker computes: the MADs' turn comes this often */
 #define LOOP_POLL_WORK_MS	5
+/* ... while SA requests keep coming: one quiet millisecond ends the slice */
+#define LOOP_POLL_BUSY_MS	1
 /* How long loop_pump may go on before the other sources get their turn */
 #define LOOP_SLICE_US		20000
 /* A handler that runs longer than this is counted (smctl status) */
@@ -830,8 +832,10 @@ static int on_kick(sd_event_source *s, void *userdata)
  * refuses, and its poll() ignores every other descriptor. Then the loop
  * waits for MADs itself, in slices short enough for the other sources: at
  * most LOOP_POLL_MS when idle, LOOP_POLL_WORK_MS while the worker computes,
- * and while SMPs are out it goes on polling and pumping for LOOP_SLICE_US
- * (one pass of the event loop per answer would cost more than the answer).
+ * and while SMPs are out or SA requests keep coming it goes on polling and
+ * pumping for LOOP_SLICE_US (one pass of the event loop per answer would
+ * cost more than the answer: three system calls to re-arm and fire the
+ * timer, where a request costs one write).
  */
 static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
@@ -839,7 +843,8 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct txn *txn = lp->smd->txn;
 	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
 	struct pollfd wfd = { .fd = lp->work_fd, .events = POLLIN };
-	uint64_t t0 = txn_now_us(), now;
+	uint64_t t0 = txn_now_us(), now, seen = txn_stats(txn)->unsolicited;
+	bool requests = false;
 
 	lp->what = "MAD poll";
 	do {
@@ -847,6 +852,8 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 		if (to < 0 || to > LOOP_POLL_MS)
 			to = LOOP_POLL_MS;
+		if (requests && to > LOOP_POLL_BUSY_MS)
+			to = LOOP_POLL_BUSY_MS;
 		if (lp->working && to > LOOP_POLL_WORK_MS) {
 			/*
 			 * The worker computes and no answer is due soon: wait for
@@ -862,7 +869,10 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		 */
 		poll(&pfd, 1, to);
 		loop_pump(lp);
-	} while (txn_outstanding(txn) && txn_now_us() - t0 < LOOP_SLICE_US);
+		/* SA requests and traps, which the transaction layer passes on */
+		requests = txn_stats(txn)->unsolicited != seen;
+		seen = txn_stats(txn)->unsolicited;
+	} while ((txn_outstanding(txn) || requests) && txn_now_us() - t0 < LOOP_SLICE_US);
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(s, now);
 	return sd_event_source_set_enabled(s, SD_EVENT_ON);
