@@ -663,7 +663,8 @@ int sa_rec_add(struct records *r, const uint8_t *rec, size_t size)
 	    (r->max_bytes && (r->n + 1) * r->size > r->max_bytes))
 		return -E2BIG;
 	if (r->n == r->cap) {
-		size_t ncap = r->cap ? r->cap * 2 : 64;
+		/* A Get sees at most max_n (2) records: no room for 64 */
+		size_t ncap = r->cap ? r->cap * 2 : r->max_n && r->max_n < 64 ? r->max_n : 64;
 		uint8_t *nb = realloc(r->buf, ncap * r->size);
 
 		if (!nb)
