@@ -562,7 +562,7 @@ static int bench_tables(struct client *c, unsigned int n, const struct bench_src
 			  &a) < 0) {
 			lost++;
 			if (!ok)
-				break;	/* no RMPP here (opensm without a kernel): not n times */
+				break;	/* no RMPP here (opensm without a kernel) */
 			continue;
 		}
 		memset(seen, 0, LID_UCAST_MAX + 1);
@@ -595,9 +595,10 @@ static int bench_tables(struct client *c, unsigned int n, const struct bench_src
 	t1 = txn_now_us();
 	free(seen);
 	printf("PathRecord GetTables: %" PRIu64 " correct, %" PRIu64 " wrong, %" PRIu64
-	       " unanswered, %zu records each, %" PRIu64 " records unchecked (lost by the transport),"
-	       " %.3f s, %.0f per second\n", ok, bad, lost, nlids, unchecked,
-	       (double)(t1 - t0) / 1e6, (double)ok * 1e6 / (double)(t1 - t0));
+	       " unanswered, %zu records each, %" PRIu64
+	       " records unchecked (lost by the transport), %.3f s, %.0f per second\n",
+	       ok, bad, lost, nlids, unchecked, (double)(t1 - t0) / 1e6,
+	       (double)ok * 1e6 / (double)(t1 - t0));
 	return bad || lost ? 1 : 0;
 }
 

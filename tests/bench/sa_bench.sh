@@ -139,27 +139,30 @@ done
 
 echo "fabric: ${spec[*]} ($nlids nodes), $ROUNDS rounds, the SAs interleaved," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg) at start"
-# measure NAME TEST: one measurement, as a number (per second or ms) or "-"
+# rate N SECONDS: per second; ms_each K SECONDS: milliseconds each of K
+rate() {
+	[ "$2" = - ] && echo - || awk -v n="$1" -v s="$2" 'BEGIN { printf "%.0f", n / s }'
+}
+ms_each() {
+	[ "$2" = - ] && echo - || awk -v k="$1" -v s="$2" 'BEGIN { printf "%.1f", s * 1000 / k }'
+}
+# measure NAME TEST: one measurement, as a number or "-"
 measure() {
-	local n=$1 t=$2 lid gid s
+	local n=$1 t=$2 lid gid
 	local common=(sa bench --max-lid $((nlids + 16)))
 	read -r _ gid _ _ lid _ <"$work/$n/src" || true
+	local src=(--slid $((lid)) --sgid "$gid")
 	case $t in
-	get1) s=$(client "$n" "${common[@]}" --requests "$REQ1" --inflight 1 | secs)
-		[ "$s" = - ] || awk -v s="$s" -v n="$REQ1" 'BEGIN { printf "%.0f", n / s }' ;;
-	get32) s=$(client "$n" "${common[@]}" --requests "$REQ32" --inflight 32 | secs)
-		[ "$s" = - ] || awk -v s="$s" -v n="$REQ32" 'BEGIN { printf "%.0f", n / s }' ;;
-	src1) s=$(client "$n" "${common[@]}" --slid $((lid)) --sgid "$gid" --inflight 1 \
-			--requests $((SETS1 * nlids)) | secs)
-		[ "$s" = - ] || awk -v s="$s" -v k="$SETS1" 'BEGIN { printf "%.1f", s * 1000 / k }' ;;
-	src32) s=$(client "$n" "${common[@]}" --slid $((lid)) --sgid "$gid" --inflight 32 \
-			--requests $((SETS32 * nlids)) | secs)
-		[ "$s" = - ] || awk -v s="$s" -v k="$SETS32" 'BEGIN { printf "%.1f", s * 1000 / k }' ;;
-	table) s=$(client "$n" "${common[@]}" --slid $((lid)) --sgid "$gid" --table \
-			--requests "$TABLES" | secs)
-		[ "$s" = - ] || awk -v s="$s" -v k="$TABLES" 'BEGIN { printf "%.1f", s * 1000 / k }' ;;
+	get1) rate "$REQ1" "$(client "$n" "${common[@]}" --requests "$REQ1" --inflight 1 | secs)" ;;
+	get32) rate "$REQ32" "$(client "$n" "${common[@]}" --requests "$REQ32" --inflight 32 |
+		secs)" ;;
+	src1) ms_each "$SETS1" "$(client "$n" "${common[@]}" "${src[@]}" --inflight 1 \
+		--requests $((SETS1 * nlids)) | secs)" ;;
+	src32) ms_each "$SETS32" "$(client "$n" "${common[@]}" "${src[@]}" --inflight 32 \
+		--requests $((SETS32 * nlids)) | secs)" ;;
+	table) ms_each "$TABLES" "$(client "$n" "${common[@]}" "${src[@]}" --table \
+		--requests "$TABLES" | secs)" ;;
 	esac
-	[ "$s" != - ] || printf -- -
 }
 
 tests=(get1 get32 src1 src32 table)
@@ -183,7 +186,9 @@ done
 
 median() {
 	tr ' ' '\n' | { grep -v '^-\?$' || true; } | sort -g |
-		awk '{ v[NR] = $1 } END { if (!NR) print "-"; else if (NR % 2) print v[(NR + 1) / 2];
+		awk '{ v[NR] = $1 } END {
+			if (!NR) print "-"
+			else if (NR % 2) print v[(NR + 1) / 2]
 			else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 ratio() {
