@@ -1717,6 +1717,53 @@ static void test_inform(void)
 	fabric_free(gone);
 }
 
+/*
+ * Unsubscribing ends the Reports of that subscription still waiting for a
+ * ReportResp; those of the port's other subscriptions go on being resent
+ * (found by review while extending the SA fuzzer: the retries went on)
+ */
+static void test_inform_unsubscribe_reports(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1);
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 66,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 };
+	unsigned int r66 = 0, r67 = 0;
+
+	e2.now = fake_now;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	ii.trap_num = 67;
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	/* A group created and deleted: one Report each, neither answered */
+	nsent = 0;
+	sa_report_mcast(sa, mgid, 0xffff, true);
+	sa_report_mcast(sa, mgid, 0xffff, false);
+	CHECK_EQ(reports(66, NULL, NULL, NULL), 1);
+	CHECK_EQ(reports(67, NULL, NULL, NULL), 1);
+	/* Unsubscribed from 66 */
+	ii.trap_num = 66;
+	ii.subscribe = 0;
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	CHECK_EQ(sa_inform_count(sa), 1);
+	for (int k = 0; k < 20; k++) {
+		fake_us += 1000000;
+		nsent = 0;
+		sa_tick(sa);
+		r66 += reports(66, NULL, NULL, NULL);
+		r67 += reports(67, NULL, NULL, NULL);
+	}
+	CHECK_EQ(r66, 0);
+	CHECK_EQ(r67, 7);	/* 8 tries in all */
+	CHECK_EQ(sa_inform_stats(sa)->reports_dropped, 1);
+	sa_free(sa);
+}
+
 /* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
 
 /* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
@@ -2320,6 +2367,7 @@ int main(void)
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_inform);
+	RUN(test_inform_unsubscribe_reports);
 	RUN(test_multipath);
 	RUN(test_lmc_paths);
 	RUN(test_partitions);
