@@ -510,9 +510,10 @@ static void mutate(uint8_t mad[MAD_SIZE])
 				mad[i] = below(4) ? mad[i] : (uint8_t)below(3) ? (uint8_t)below(40) :
 									 (uint8_t)rnd();
 			break;
-		case 5:		/* the RMPP header of a request */
+		case 5:		/* the RMPP header of a request: none, or any */
 			mad[24] = (uint8_t)below(3);
 			mad[25] = (uint8_t)below(6);
+			mad[26] = below(2) ? 0 : (uint8_t)rnd();
 			mad[27] = (uint8_t)(rnd() & 7);
 			for (int i = 28; i < 36; i++)
 				mad[i] = below(2) ? 0 : (uint8_t)rnd();
@@ -607,14 +608,16 @@ static void chain(struct sa *sa, size_t k)
 {
 	uint32_t otid = (uint32_t)get_be(corpus[k] + 12, 4), tid = (uint32_t)rnd();
 	const struct mad_addr *from = &clients[below(NCLIENTS)];
-	size_t seg[64], n = 0;
+	size_t seg[64], n = 0, upto;
 
 	for (size_t j = k; j < ncorpus && n < 64; j++)
 		if (corpus[j][3] == SA_METHOD_GET_MULTI && corpus[j][25] == RMPP_TYPE_DATA &&
 		    (uint32_t)get_be(corpus[j] + 12, 4) == otid)
 			seg[n++] = j;
 	st.chains++;
-	for (size_t i = 0; i < n; i++) {
+	/* Some requests are abandoned half-way: they hold the SA's slots until they expire */
+	upto = below(4) ? n : below((unsigned int)n + 1);
+	for (size_t i = 0; i < upto; i++) {
 		uint8_t mad[MAD_SIZE];
 		size_t at = seg[i];
 
