@@ -409,8 +409,10 @@ static void respond_status(struct sa *sa, const struct sa_mad *req, const struct
 			   uint16_t status)
 {
 	struct sa_mad resp;
+	/* IBA 15.4: every method its own response, but Set's (and others') is GetResp */
 	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
 			 req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
+			 req->hdr.method == SA_METHOD_GET_MULTI ? SA_METHOD_GET_MULTI_RESP :
 			 SA_METHOD_GET_RESP;
 
 	respond_hdr(req, &resp, method, status);

@@ -144,7 +144,7 @@ static bool was_asked(uint16_t dlid, uint32_t qpn, uint32_t tid)
 static struct {
 	unsigned long mads, answers, segments, aborts_sent, bad, misdirected, requests, acks,
 		stops, updates, jumps, refused_seen, rx_acks, chains, reports, report_resps,
-		smps, ports_gone;
+		smps, ports_gone, checked;
 } st;
 
 /*
@@ -158,6 +158,7 @@ static struct req_seen {
 	uint16_t attr;
 	uint64_t mask;
 	bool chain;		/* came as several RMPP DATA segments */
+	bool reused;		/* an open transfer's TID: answers may be the old one's */
 	bool answered;
 } reqs[REQ_SLOTS];
 
@@ -179,6 +180,40 @@ static const char *const ok_name[OK_N] = {
 	"PathRecord ServiceID+TClass+Reversible",
 };
 static unsigned long ok[OK_N];
+
+/*
+ * The answer to a request of a method the SA class has: its response
+ * method (IBA 15.4: Get and Set are answered by GetResp, the others by
+ * their own response method), about the attribute asked for (GetMulti's
+ * records are PathRecords)
+ */
+static void check_answer(const struct req_seen *q, const struct sa_mad *m)
+{
+	uint8_t want;
+
+	switch (q->method) {
+	case SA_METHOD_GET:
+	case SA_METHOD_SET:
+		want = SA_METHOD_GET_RESP;
+		break;
+	case SA_METHOD_GET_TABLE:
+	case SA_METHOD_GET_MULTI:
+	case SA_METHOD_DELETE:
+		want = q->method | MAD_METHOD_RESP_BIT;
+		break;
+	default:
+		return;
+	}
+	st.checked++;
+	CHECK_MSG(m->hdr.method == want,
+		  "method 0x%02x attribute 0x%04x answered with method 0x%02x, status 0x%04x",
+		  q->method, q->attr, m->hdr.method, m->hdr.status);
+	CHECK_MSG(m->hdr.attr_id == q->attr ||
+		  (q->method == SA_METHOD_GET_MULTI && !m->hdr.status &&
+		   m->hdr.attr_id == SA_ATTR_PATH_RECORD),
+		  "method 0x%02x attribute 0x%04x answered about attribute 0x%04x", q->method,
+		  q->attr, m->hdr.attr_id);
+}
 
 static void tally(const struct req_seen *q)
 {
@@ -276,6 +311,8 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 			q->answered = true;
 			if (!m.hdr.status)
 				tally(q);
+			if (!q->reused)
+				check_answer(q, &m);
 		}
 	}
 	if (!(m.rmpp.flags & RMPP_FLAG_ACTIVE))
@@ -586,16 +623,18 @@ static void as_own_port(uint8_t mad[MAD_SIZE], const struct fabric *f, uint16_t 
 
 /* A request (its TID set), remembered so that its answer is tallied */
 static void feed_req(struct sa *sa, uint8_t mad[MAD_SIZE], size_t len,
-		     const struct mad_addr *from, bool chain)
+		     const struct mad_addr *from, bool chain, bool reused)
 {
 	uint32_t tid = (uint32_t)get_be(mad + 12, 4);
 	struct req_seen *q = req_slot(tid);
 
-	if (!chain || q->tid != tid) {
+	if (!chain || q->tid != tid)
 		*q = (struct req_seen){ .tid = tid, .method = mad[3],
 					.attr = (uint16_t)get_be(mad + 16, 2),
-					.mask = get_be(mad + 48, 8), .chain = chain };
-	}
+					.mask = get_be(mad + 48, 8), .chain = chain,
+					.reused = reused };
+	else
+		q->reused |= reused;
 	feed(sa, mad, len, from);
 }
 
@@ -620,6 +659,7 @@ static void chain(struct sa *sa, size_t k)
 	for (size_t i = 0; i < upto; i++) {
 		uint8_t mad[MAD_SIZE];
 		size_t at = seg[i];
+		bool mutated;
 
 		switch (below(24)) {
 		case 0:		/* lost */
@@ -633,12 +673,14 @@ static void chain(struct sa *sa, size_t k)
 			break;
 		}
 		memcpy(mad, corpus[at], MAD_SIZE);
-		if (!below(16))
+		mutated = !below(16);
+		if (mutated)
 			mutate(mad);
 		set_tid(mad, tid);
-		feed_req(sa, mad, MAD_SIZE, from, true);
+		/* A mutated segment may be another request of this TID: whose answer? */
+		feed_req(sa, mad, MAD_SIZE, from, true, mutated);
 		if (!below(16))		/* sent again */
-			feed_req(sa, mad, MAD_SIZE, from, true);
+			feed_req(sa, mad, MAD_SIZE, from, true, mutated);
 	}
 }
 
@@ -826,6 +868,7 @@ int main(int argc, char **argv)
 			/* A client's request, as sent or mutated, from any requester */
 			const struct mad_addr *from = &clients[below(NCLIENTS)];
 			size_t len = MAD_SIZE, k = below((unsigned int)ncorpus);
+			bool reused;
 
 			if (chain_start(corpus[k]) && below(2)) {
 				/* ...or the whole of a request sent in segments */
@@ -837,14 +880,15 @@ int main(int argc, char **argv)
 				if (below(3))
 					mutate(mad);
 				/* A retransmission reuses an open transfer's TID */
-				if (nopen && !below(10))
+				reused = nopen && !below(10);
+				if (reused)
 					set_tid(mad, open_x[below((unsigned int)nopen)].tid);
 				else
 					set_tid(mad, (uint32_t)rnd());
 				if (!below(12))
 					len = below(MAD_SIZE + 1);
 				st.requests++;
-				feed_req(sa, mad, len, from, false);
+				feed_req(sa, mad, len, from, false, reused);
 			}
 		} else if (what < 82) {
 			control(sa);
@@ -935,6 +979,8 @@ int main(int argc, char **argv)
 	fprintf(stderr, "fuzz_sa: %lu GetMulti segment chains (%lu ACKs of segments), %lu "
 		"GUIDInfo SMPs, %lu Reports sent (%lu ReportResps in), %lu hosts unplugged\n",
 		st.chains, st.rx_acks, st.smps, st.reports, st.report_resps, st.ports_gone);
+	fprintf(stderr, "fuzz_sa: %lu answers checked for their method and attribute\n",
+		st.checked);
 	fprintf(stderr, "fuzz_sa: answered with success:");
 	for (int i = 0; i < OK_N; i++)
 		fprintf(stderr, "%s %s %lu", i ? "," : "", ok_name[i], ok[i]);

@@ -1934,6 +1934,14 @@ static void test_multipath(void)
 	multipath_record_encode(&mp, rec);
 	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1606);
 	CHECK_EQ(last_status(), SA_STATUS_REQ_INVALID);
+	/*
+	 * Each refusal came as GetMultiResp, the answer a GetMulti waits for,
+	 * not GetResp (found by the SA fuzzer, fuzz_sa's check_answer)
+	 */
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_MULTI_RESP);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_PATH_RECORD, 0, NULL, 0, 1607);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_MULTI_RESP);
 	sa_free(sa);
 }
 
