@@ -144,7 +144,7 @@ static bool was_asked(uint16_t dlid, uint32_t qpn, uint32_t tid)
 static struct {
 	unsigned long mads, answers, segments, aborts_sent, bad, misdirected, requests, acks,
 		stops, updates, jumps, refused_seen, rx_acks, chains, reports, report_resps,
-		smps, ports_gone, checked;
+		smps, ports_gone, checked, keys_seen, iirs_seen;
 } st;
 
 /*
@@ -159,6 +159,8 @@ static struct req_seen {
 	uint64_t mask;
 	bool chain;		/* came as several RMPP DATA segments */
 	bool reused;		/* an open transfer's TID: answers may be the old one's */
+	uint16_t slid;		/* who asked */
+	bool trusted;		/* with the SM_Key the SA trusts */
 	bool answered;
 } reqs[REQ_SLOTS];
 
@@ -180,6 +182,43 @@ static const char *const ok_name[OK_N] = {
 	"PathRecord ServiceID+TClass+Reversible",
 };
 static unsigned long ok[OK_N];
+
+/* The model the SA serves: who a requester is */
+static const struct fabric *served;
+
+#define TRUSTED_KEY	UINT64_C(0x5eed5eed5eed5eed)
+
+/*
+ * What a requester may see of others' registrations: a ServiceRecord's
+ * ServiceKey (IBA 15.2.5.14, record bytes 32-47) only when it registered
+ * the service (its port GUID is the ServiceGID's, bytes 16-23) or shows the
+ * SM_Key; InformInfoRecords (15.2.5.12) only of its own subscriptions (the
+ * SubscriberGID, bytes 0-15). data: the first answer's records.
+ */
+static void check_visible(const struct req_seen *q, const struct sa_mad *m)
+{
+	const struct fab_port *who = fabric_port_by_lid(served, q->slid);
+	static const uint8_t zero[64];
+
+	if (q->trusted || m->hdr.status || (q->method != SA_METHOD_GET &&
+					     q->method != SA_METHOD_GET_TABLE))
+		return;
+	if (m->hdr.attr_id == SA_ATTR_SERVICE_RECORD && memcmp(m->data + 32, zero, 16)) {
+		st.keys_seen++;
+		CHECK_MSG(who && who->guid == get_be(m->data + 16, 8),
+			  "the ServiceKey of port 0x%016" PRIx64 "'s service shown to LID %u",
+			  get_be(m->data + 16, 8), q->slid);
+	}
+	if (m->hdr.attr_id == SA_ATTR_INFORM_INFO_RECORD)
+		for (size_t off = 0; off + IIR_SIZE <= SA_DATA_SIZE; off += 64) {
+			if (!memcmp(m->data + off, zero, 64))
+				continue;
+			st.iirs_seen++;
+			CHECK_MSG(who && who->guid == get_be(m->data + off + 8, 8),
+				  "the subscription of port 0x%016" PRIx64 " shown to LID %u",
+				  get_be(m->data + off + 8, 8), q->slid);
+		}
+}
 
 /*
  * The answer to a request of a method the SA class has: its response
@@ -311,8 +350,10 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 			q->answered = true;
 			if (!m.hdr.status)
 				tally(q);
-			if (!q->reused)
+			if (!q->reused) {
 				check_answer(q, &m);
+				check_visible(q, &m);
+			}
 		}
 	}
 	if (!(m.rmpp.flags & RMPP_FLAG_ACTIVE))
@@ -510,8 +551,6 @@ static struct fabric *model_build(uint8_t lmc)
 
 /* ---- mutations ---- */
 
-#define TRUSTED_KEY	UINT64_C(0x5eed5eed5eed5eed)
-
 static const uint16_t attrs[] = {
 	SA_ATTR_CLASS_PORT_INFO, SA_ATTR_NODE_RECORD, SA_ATTR_PORT_INFO_RECORD,
 	SA_ATTR_SL2VL_RECORD, SA_ATTR_SWITCH_INFO_RECORD, SA_ATTR_LFT_RECORD,
@@ -632,7 +671,8 @@ static void feed_req(struct sa *sa, uint8_t mad[MAD_SIZE], size_t len,
 		*q = (struct req_seen){ .tid = tid, .method = mad[3],
 					.attr = (uint16_t)get_be(mad + 16, 2),
 					.mask = get_be(mad + 48, 8), .chain = chain,
-					.reused = reused };
+					.reused = reused, .slid = from->slid,
+					.trusted = get_be(mad + 36, 8) == TRUSTED_KEY };
 	else
 		q->reused |= reused;
 	feed(sa, mad, len, from);
@@ -847,6 +887,7 @@ int main(int argc, char **argv)
 	};
 	CHECK_EQ(sa_new(&env, &sa), 0);
 	CHECK_EQ(sa_update(sa, fab[0], NULL), 0);
+	served = fab[0];
 	CHECK_EQ(mc_db_new(0xc3ff, &db), 0);
 	{
 		struct mc_params bp = { .qkey = 0x0b1b, .pkey = 0xffff, .mtu = 4, .rate = 3 };
@@ -937,6 +978,7 @@ int main(int argc, char **argv)
 
 				/* SL-to-VL reads still out complete later, on the new model */
 				CHECK_EQ(sa_update(sa, fab[next], NULL), 0);
+				served = fab[next];
 				if (mc_forest_new(fab[next], NULL, &nfo) == 0) {
 					sa_set_mcast(sa, db, nfo);
 					mc_forest_free(fo);
@@ -979,8 +1021,9 @@ int main(int argc, char **argv)
 	fprintf(stderr, "fuzz_sa: %lu GetMulti segment chains (%lu ACKs of segments), %lu "
 		"GUIDInfo SMPs, %lu Reports sent (%lu ReportResps in), %lu hosts unplugged\n",
 		st.chains, st.rx_acks, st.smps, st.reports, st.report_resps, st.ports_gone);
-	fprintf(stderr, "fuzz_sa: %lu answers checked for their method and attribute\n",
-		st.checked);
+	fprintf(stderr, "fuzz_sa: %lu answers checked for their method and attribute; %lu "
+		"ServiceKeys and %lu InformInfoRecords shown, each to its owner\n", st.checked,
+		st.keys_seen, st.iirs_seen);
 	fprintf(stderr, "fuzz_sa: answered with success:");
 	for (int i = 0; i < OK_N; i++)
 		fprintf(stderr, "%s %s %lu", i ? "," : "", ok_name[i], ok[i]);
