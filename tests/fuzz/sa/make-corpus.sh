@@ -20,7 +20,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 build=${1:-$top}
 SMD=$build/smd/smd
-SMCTL=$build/smd/smctl
+SMCTL=$build/ctl/smctl
 MCCLIENT=$build/tests/sim/mcclient
 SACLIENT=$build/tests/sim/saclient
 . "$top/tests/sim/simlib.sh"
