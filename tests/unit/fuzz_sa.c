@@ -423,7 +423,11 @@ static void sl2vl_complete(void)
 		sl2vl_waiting[i].done(sl2vl_waiting[i].arg, below(2) ? 0 : -ETIMEDOUT, vl);
 }
 
-/* GUIDInfo Set SMPs to ports: taken now (the block as written), later, or refused */
+/*
+ * GUIDInfo SMPs to ports: a Set taken now (the block as written), later, or
+ * refused; a Get answered with the port's GUID at index 0 and, now and
+ * then, an alias GUID smd never gave out
+ */
 struct smp_wait {
 	void (*done)(void *arg, int status, const uint8_t data[64]);
 	void *arg;
@@ -439,13 +443,22 @@ static int fake_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_
 {
 	uint8_t held[64];
 
-	(void)ctx, (void)p, (void)amod;
+	(void)ctx;
 	st.smps++;
-	CHECK_MSG(method == MAD_METHOD_SET && attr == SMP_ATTR_GUID_INFO,
+	CHECK_MSG((method == MAD_METHOD_SET || method == MAD_METHOD_GET) &&
+		  attr == SMP_ATTR_GUID_INFO,
 		  "an SMP of method 0x%x attribute 0x%x from the SA", method, attr);
-	memcpy(held, data, 64);
-	if (!below(8))		/* a port that keeps one GUID of its own */
-		held[below(64)] ^= 1;
+	if (method == MAD_METHOD_GET) {
+		memset(held, 0, sizeof(held));
+		for (int i = 0; amod == 0 && i < 8; i++)
+			held[i] = (uint8_t)(p->guid >> (56 - 8 * i));
+		if (!below(4))
+			held[8 + below(56)] = (uint8_t)rnd();
+	} else {
+		memcpy(held, data, 64);
+		if (!below(8))		/* a port that keeps one GUID of its own */
+			held[below(64)] ^= 1;
+	}
 	switch (below(5)) {
 	case 0:
 		return -EIO;
