@@ -294,10 +294,13 @@ gtab() {
 		awk '/^ *[0-9]+:/ { i = $1 + 0; if ($2 !~ /^0x0+$/) print i, $2
 			if ($3 !~ /^0x0+$/) print i + 1, $3 }'
 }
-# gblock LID BLOCK: the 8 GUIDs of block BLOCK as smpquery reads them
+# gblock LID BLOCK: the 8 GUIDs of block BLOCK as smpquery reads them (it
+# shows the last block up to GUIDCap only: the rest are 0)
 gblock() {
 	SIM_HOST=$a sim_run smpquery guidinfo "$1" 2>/dev/null | awk -v b="$2" '
-		/^ *[0-9]+:/ { i = $1 + 0; if (int(i / 8) == b) printf "%s %s ", $2, $3 }' | xargs
+		/^ *[0-9]+:/ { i = $1 + 0; if (int(i / 8) == b) { g[i % 8] = $2; g[i % 8 + 1] = $3 } }
+		END { for (k = 0; k < 8; k++) printf "%s ", (k in g) ? g[k] : "0x0000000000000000" }' |
+		xargs
 }
 # girline FILE VERB: the g0..g7 values of the first VERB record line of FILE
 girline() { grep -m1 "^$2 lid=" "$1" | grep -o 'g[0-7]=0x[0-9a-f]*' | cut -d= -f2 | xargs; }
@@ -375,6 +378,10 @@ sac $a gir-set lid="$swl" block=0 1=0x0002c9030000aa02 \; \
 	gir-set block=0 0=0x0002c9030000aa03 >/dev/null || true
 check test "$(grep -c "^gir-set status=0x0200$" "$tmp/o.$a")" -eq 2	# ERR_REQ_INVALID
 check test "$(gtab "$swl")" = "$(cat "$tmp/gsw0")"
+# ...its port 0's table (GUIDCap 1: the switch GUID) is the SA's record
+sac $a gir lid="$swl" block=0 get=1 >/dev/null
+check grep -q "^gir lid=$swl block=0 " "$tmp/o.$a"
+check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$swl" 0)"
 check test "$(gtab "$la" | awk '$1 == 0 { print $2 }')" = "$(fmt "$ga")"
 
 check smd_stop
