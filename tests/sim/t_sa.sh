@@ -179,6 +179,12 @@ sim_run smpquery pkeys 5 >"$tmp/pk5" 2>&1
 check test "$(pk_sa "$tmp/pktr5" | wc -w)" -eq 32
 check test "$(pk_sa "$tmp/pktr5")" = "$(pk_smp "$tmp/pk5")"
 check test "$(field "$tmp/pktr5" Port)" = 1
+# block 1 too (entries 32-63: the table is PartitionCap 64 long, all 0 here)
+pk_smp1() { awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) print $i }' "$1" | sed -n 33,64p | xargs; }
+sim_run saquery PKTR 5/1/1 >"$tmp/pktr5b" 2>&1
+# (saquery prints BlockNum as it lies in memory: 256 for block 1 here)
+check test "$(field "$tmp/pktr5b" Block)" = 1 -o "$(field "$tmp/pktr5b" Block)" = 256
+check test "$(pk_sa "$tmp/pktr5b")" = "$(pk_smp1 "$tmp/pk5")"
 sim_run saquery PKTR "$elid/1" >"$tmp/pktre" 2>&1
 sim_run smpquery pkeys "$elid" 1 >"$tmp/pke" 2>&1
 check test "$(pk_sa "$tmp/pktre" | wc -w)" -eq 32

@@ -473,6 +473,29 @@ static void test_tables(void)
 	n = get_table(sa, SA_ATTR_PKEY_RECORD, 0, NULL, 0, &data, &rsize);
 	CHECK_EQ(n, eps);
 	free(data);
+	/* A table of PartitionCap 64 is two blocks: the second, all zeros, a record too */
+	{
+		struct fab_port *h1 = port_of("h1", 1);
+		uint16_t cap = h1->node->ni.partition_cap;
+		uint8_t q[72] = { 0 };
+
+		h1->node->ni.partition_cap = 64;
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, eps + 1);
+		free(data);
+		q[0] = (uint8_t)(h1->lid >> 8);
+		q[1] = (uint8_t)h1->lid;
+		q[3] = 1;		/* BlockNum (component 1) */
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 1 | 2, q, 72, &data, &rsize);
+		CHECK_EQ(n, 1);
+		if (n == 1) {
+			CHECK_EQ(sa_record_field(SA_ATTR_PKEY_RECORD, data, 1), 1);
+			for (unsigned int i = 0; i < 32; i++)
+				CHECK_EQ(wire_bits_get(data, 64 + 16 * i, 16), 0);
+		}
+		free(data);
+		h1->node->ni.partition_cap = cap;
+	}
 	n = get_table(sa, SA_ATTR_GUID_INFO_RECORD, 0, NULL, 0, &data, &rsize);
 	CHECK_EQ(n, eps);
 	free(data);
