@@ -538,15 +538,19 @@ static int v_iir(void)
 	for (size_t i = 0; a.rsize && i < a.len / a.rsize; i++) {
 		const uint8_t *rec = a.data + i * a.rsize, *ii = rec + 24;
 		unsigned w = lost_words(i * a.rsize, a.rsize);
-		char gid[64];
+		char gid[64], igid[64];
 
 		if (w)
 			printf("lost rec=%zu words=0x%02x\n", i, w);
 
 		gid_str(rec, gid);
-		printf("iir subscriber=%s enum=%u trap=%u type=%u producer=%u\n", gid,
+		gid_str(ii, igid);
+		/* InformInfoRecord (IBA 15.2.5.12): SubscriberGID, Enum, InformInfo at 24 */
+		printf("iir subscriber=%s enum=%u trap=%u type=%u producer=%u gid=%s lid_begin=%u "
+		       "lid_end=%u generic=%u subscribe=%u qpn=%u resptime=%u\n", gid,
 		       get16(rec + 16), get16(ii + 26), get16(ii + 24),
-		       (unsigned)(get32(ii + 32) & 0xffffff));
+		       (unsigned)(get32(ii + 32) & 0xffffff), igid, get16(ii + 16),
+		       get16(ii + 18), ii[22], ii[23], get32(ii + 28) >> 8, ii[31] & 0x1f);
 	}
 	printf("iir records=%zu\n", a.rsize ? a.len / a.rsize : 0);
 	free(a.data);

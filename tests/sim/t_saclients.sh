@@ -235,6 +235,12 @@ lpid=$!
 check wait_for "$tmp/listen" "^listening" 1
 check grep -q "^sub trap=65 subscribe=1 method=0x81 attr=0x0003" "$tmp/listen"
 check test "$(grep -c "^iir subscriber=$(gid_of "$(port_guid $s)") .* trap=6[45] " "$tmp/listen")" -eq 2
+# every field of the InformInfo as the subscriber sent it (saclient's defaults:
+# no GID, all LIDs, generic, any type and producer, QPN 0, RespTimeValue 18)
+for t in 64 65; do
+	check grep -q "^iir subscriber=$(gid_of "$(port_guid $s)") enum=[0-9]* trap=$t type=65535 producer=16777215 gid=:: lid_begin=65535 lid_end=0 generic=1 subscribe=1 qpn=0 resptime=18$" "$tmp/listen"
+done
+check test "$(sed -n 's/^iir .* enum=\([0-9]*\) .*/\1/p' "$tmp/listen" | sort -u | wc -l)" -eq 2
 # "within one sweep": when the Report is there, one sweep has found the
 # fabric without the host (N - 1 nodes), one with it back (N nodes)
 nodes=$(grep -cE '^(Switch|Hca)' "$tmp/net")
