@@ -82,6 +82,24 @@ done >"$tmp/hw_lft"
 check test "$(wc -l <"$tmp/hw_lft")" -gt 10
 check test -z "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | awk '$2 != $3')"
 check test "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | wc -l)" -eq "$(wc -l <"$tmp/hw_lft")"
+# ...and so for every switch (ft3 4: LIDs < 64, block 0 is the whole table;
+# ibroute shows the entries that lead somewhere, the SA's others say 255)
+lft_bad=0 lft_n=0
+for l in $(sed -n 's/^Switch.* lid \([0-9]*\) .*/\1/p' "$tmp/ibnd"); do
+	sim_run saquery LFTR "$l/0" 2>/dev/null | awk '/LFT Record dump/ { n++ }
+		n == 1 && /^[ \t]*[0-9]+[ \t]+[0-9]+[ \t]*$/ && $2 != 255 { print $1, $2 }' |
+		sort >"$tmp/sa_lft.$l"
+	sim_run ibroute "$l" 2>/dev/null | grep -E '^0x[0-9a-f]+ [0-9]+ :' |
+		while read -r x p _; do [ $((x)) -lt 64 ] && echo "$((x)) $((10#$p))"; done |
+		sort >"$tmp/hw_lft.$l"
+	if [ -s "$tmp/hw_lft.$l" ] && cmp -s "$tmp/sa_lft.$l" "$tmp/hw_lft.$l"; then
+		lft_n=$((lft_n + 1))
+	else
+		lft_bad=$((lft_bad + 1)); echo "LFTRecord of switch $l differs from ibroute"
+		diff "$tmp/sa_lft.$l" "$tmp/hw_lft.$l" | head -5
+	fi
+done
+check test "$lft_n" -eq 20 -a "$lft_bad" -eq 0
 
 # SL2VLTableRecords: a switch's (in, out) pair and a CA port, read by the SA
 # from the fabric when asked, against smpquery sl2vl
