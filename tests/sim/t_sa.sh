@@ -134,7 +134,7 @@ nr_map="base_version=BaseVers class_version=ClassVers node_type=NodeType num_por
 sim_run smpquery -D portinfo 0,1 0 >"$tmp/edgepi" 2>&1
 elid=$(field "$tmp/edgepi" Lid)
 check test -n "$elid"
-for lid in 5 17 "$elid"; do
+for lid in 5 "$sm_lid" 17 "$elid"; do
 	sim_run saquery NR "$lid" >"$tmp/nr.$lid" 2>&1
 	sim_run smpquery nodeinfo "$lid" >"$tmp/ni.$lid" 2>&1
 	sim_run smpquery nodedesc "$lid" | sed 's/^Node Description:/NodeDescription/' \
@@ -153,6 +153,7 @@ pir_cmp() {
 		+Lid +LinkState +NeighborMTU +CapMask +GuidCap +OperVLs +SubnetTimeout
 }
 pir_cmp 5 1
+pir_cmp "$sm_lid" 1
 pir_cmp 17 0 -LocalPort
 pir_cmp 17 1 -LocalPort
 pir_cmp "$elid" 1 -LocalPort
