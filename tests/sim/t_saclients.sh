@@ -389,6 +389,19 @@ sac $a gir lid="$swl" block=0 get=1 >/dev/null
 check grep -q "^gir lid=$swl block=0 " "$tmp/o.$a"
 check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$swl" 0)"
 check test "$(gtab "$la" | awk '$1 == 0 { print $2 }')" = "$(fmt "$ga")"
+# A restarted smd has not seen the aliases the port holds: a Set into
+# block 0 reads the block first and keeps its other 6 aliases
+check smd_stop
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
+check wait_for "$tmp/out" "SA: answering" 1
+gtab "$la" >"$tmp/gr0"
+check test "$(wc -l <"$tmp/gr0")" -eq 31
+sac $a gir-set block=0 1=0x0002c9030000aa04 >/dev/null || true
+check test "$(girline "$tmp/o.$a" gir-set)" = "$(gblock "$la" 0)"
+gtab "$la" >"$tmp/gr1"
+check test "$(wc -l <"$tmp/gr1")" -eq 32
+check test "$(grep -v '^1 ' "$tmp/gr1")" = "$(cat "$tmp/gr0")"
+check grep -qx "1 $(fmt 0x0002c9030000aa04)" "$tmp/gr1"
 
 check smd_stop
 finish
