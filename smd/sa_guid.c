@@ -18,7 +18,9 @@
  *    aliases, from an earlier smd or another SM) is read from the port
  *    first (GUIDInfo Get), so that the Set keeps the GUIDs already there;
  *  - the aliases of a port that leaves the fabric go at the next sweep.
- * GUIDInfoRecord Get/GetTable show every endport's table as smd holds it.
+ * GUIDInfoRecord Get/GetTable show every endport's table as smd holds it;
+ * a query that names a port (LID) whose blocks smd has not seen reads them
+ * from the port first, one Get at a time (a query of every port does not).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,6 +45,9 @@ struct gi_pending {
 	uint64_t port_guid;
 	uint8_t block;
 	bool reading;			/* a Get of a block not seen yet, the Set after it */
+	bool query;			/* Gets of the blocks not seen, then the records */
+	bool one_block;			/* the query names a block: want_block */
+	uint8_t want_block;
 	uint64_t want[8];		/* the block to write */
 };
 
@@ -517,4 +522,104 @@ uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct ma
 	q->block = (uint8_t)b;
 	q->reading = true;
 	return gi_send(sa, q, p);
+}
+
+/* ---- a query of one port: the blocks not seen yet read first ---- */
+
+static void gi_query_next(struct gi_pending *q);
+
+static void gi_query_done(void *arg, int status, const uint8_t data[64])
+{
+	struct gi_pending *q = arg;
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	uint64_t held[8];
+
+	/* A block the port does not give stays unknown: the answer says what smd knows */
+	if (!status && p) {
+		guid_block_decode(data, held);
+		if (q->block == 0)
+			held[0] = p->guid;
+		if (store_block(sa, p, q->block, held) < 0)
+			log_error("SA: out of memory keeping a GUIDInfo block");
+	}
+	q->block++;
+	gi_query_next(q);
+}
+
+/* Send the Get of the next block not seen, or answer with the port's records */
+static void gi_query_next(struct gi_pending *q)
+{
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	struct records recs = { .size = 72 };
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
+
+	while (p && q->block < blocks_of(p) &&
+	       ((q->one_block && q->block != q->want_block) || block_known(sa, p, q->block)))
+		q->block++;
+	if (p && q->block < blocks_of(p) && !(q->one_block && q->block > q->want_block)) {
+		/* IBA 14.2.5.5: the attribute modifier is the block number */
+		if (sa->env->smp(sa->env->ctx, p, MAD_METHOD_GET, SMP_ATTR_GUID_INFO, q->block,
+				 data, gi_query_done, q) == 0)
+			return;		/* q may be gone already */
+		q->block = (uint8_t)blocks_of(p);
+	}
+	gi_unlink(sa->gi, q);
+	if (!p) {
+		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RECORDS);
+	} else {
+		recs.max_n = q->req.hdr.method == SA_METHOD_GET ? 2 : 0;
+		if (guid_records(sa, p, &q->req, &recs) < 0 &&
+		    q->req.hdr.method != SA_METHOD_GET) {
+			free(recs.buf);
+			sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
+		} else {
+			sa_respond_records(sa, &q->req, &q->from, &recs);
+		}
+	}
+	free(q);
+}
+
+bool sa_guid_query(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	const struct fab_port *p;
+	struct sa_guid_db *db;
+	struct gi_pending *q;
+	bool one = req->comp_mask & 2, unseen = false;
+	unsigned int b = 0;
+	uint16_t lid;
+
+	if (!sa->env->smp || !(req->comp_mask & 1))
+		return false;
+	lid = (uint16_t)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 0);
+	p = fabric_port_by_lid(sa->f, lid);
+	/* Switch port 0 holds its GUID alone (no aliases): nothing to read */
+	if (!p || p->lid != lid || p->node->type == NODE_TYPE_SWITCH || p->pi.guid_cap <= 1 ||
+	    !sa_part_visible(sa, p))
+		return false;
+	if (one) {
+		b = (unsigned int)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 1);
+		unseen = b < (unsigned int)blocks_of(p) && !block_known(sa, p, b);
+	}
+	for (int k = 0; !one && k < blocks_of(p); k++)
+		unseen |= !block_known(sa, p, (unsigned int)k);
+	db = gdb(sa);
+	if (!unseen || !db || db->npending >= GI_PENDING_MAX)
+		return false;	/* answered now, from what smd knows */
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return false;
+	q->sa = sa;
+	q->req = *req;
+	q->from = *from;
+	q->port_guid = p->guid;
+	q->query = true;
+	q->one_block = one;
+	q->want_block = (uint8_t)b;
+	q->next = db->pending;
+	db->pending = q;
+	db->npending++;
+	gi_query_next(q);
+	return true;
 }

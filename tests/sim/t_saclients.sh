@@ -390,7 +390,8 @@ check grep -q "^gir lid=$swl block=0 " "$tmp/o.$a"
 check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$swl" 0)"
 check test "$(gtab "$la" | awk '$1 == 0 { print $2 }')" = "$(fmt "$ga")"
 # A restarted smd has not seen the aliases the port holds: a Set into
-# block 0 reads the block first and keeps its other 6 aliases
+# block 0 reads the block first and keeps its other 6 aliases (the SA's
+# answer: the block as the port holds it)
 check smd_stop
 smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
 check wait_for "$tmp/out" "SA: answering" 1
@@ -402,6 +403,19 @@ gtab "$la" >"$tmp/gr1"
 check test "$(wc -l <"$tmp/gr1")" -eq 32
 check test "$(grep -v '^1 ' "$tmp/gr1")" = "$(cat "$tmp/gr0")"
 check grep -qx "1 $(fmt 0x0002c9030000aa04)" "$tmp/gr1"
+# ...and a query of the port reads the blocks it has not seen: the SA's
+# records are the port's table again (block 2 by Get, then all by GetTable)
+sac $a gir lid="$la" block=2 get=1 >/dev/null
+check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$la" 2)"
+check test "$(girline "$tmp/o.$a" gir | wc -w)" -eq 8
+sac $a gir lid="$la" >"$tmp/girall2"
+check grep -q "^gir records=4$" "$tmp/girall2"
+n_cmp=0
+while read -r l blk g; do
+	[ "$(gblock "$la" "$blk")" = "$g" ] || bad "GUIDInfoRecord block $blk after the restart: SA '$g'"
+	n_cmp=$((n_cmp + 1))
+done < <(intact "$tmp/girall2" gir)
+check test "$n_cmp" -ge 3
 
 check smd_stop
 finish

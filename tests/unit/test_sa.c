@@ -1169,15 +1169,15 @@ static void test_services(void)
 static uint64_t smp_guids[8];
 static unsigned int smp_sets, smp_gets;
 static bool smp_fail;
-/* What the ports hold: block 0 of up to 4 ports (index 0 is the port GUID) */
+/* What the ports hold: block 0 of up to 64 ports (index 0 is the port GUID) */
 static struct {
 	uint64_t guid;
 	uint64_t g[8];
-} held[4];
+} held[64];
 
 static uint64_t *held_block(const struct fab_port *p)
 {
-	for (unsigned int i = 0; i < 4; i++)
+	for (unsigned int i = 0; i < 64; i++)
 		if (held[i].guid == p->guid || !held[i].guid) {
 			held[i].guid = p->guid;
 			return held[i].g;
@@ -1196,7 +1196,10 @@ static int fake_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_
 	CHECK(method == MAD_METHOD_SET || method == MAD_METHOD_GET);
 	CHECK_EQ(attr, SMP_ATTR_GUID_INFO);
 	CHECK(p && p->node->type != NODE_TYPE_SWITCH);
-	CHECK(h != NULL);
+	if (!h) {
+		done(arg, -EIO, back);	/* more ports than the fake keeps: one that fails */
+		return 0;
+	}
 	if (method == MAD_METHOD_GET) {
 		smp_gets++;
 		for (unsigned int k = 0; h && amod == 0 && k < 8; k++)
@@ -1363,6 +1366,40 @@ static void test_guidinfo(void)
 			 SA_STATUS_NO_RESOURCES);
 		CHECK_EQ(smp_sets, gets);
 		smp_fail = false;
+	}
+	/* Yet another: a Get of h3's block 0 reads it first and shows the port's
+	 * aliases; then it is known (no more reads) */
+	sa_free(sa);
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	{
+		uint8_t r72[72] = { 0 };
+		unsigned int gets = smp_gets;
+		struct sa_mad m;
+
+		r72[0] = (uint8_t)(h3->lid >> 8);
+		r72[1] = (uint8_t)h3->lid;
+		for (int round = 0; round < 2; round++) {
+			request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72,
+				1260 + (unsigned int)round);
+			CHECK_EQ(last_status(), 0);
+			CHECK_EQ(smp_gets, gets + 1);
+			CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4) == h3->guid);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 9) == g[5]);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 10) == g[6]);
+		}
+		/* A port whose table cannot be read: what smd knows, the port GUID */
+		r72[0] = (uint8_t)(h1->lid >> 8);
+		r72[1] = (uint8_t)h1->lid;
+		smp_fail = true;
+		request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72, 1262);
+		smp_fail = false;
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(smp_gets, gets + 2);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4) == h1->guid);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 5) == 0);
 	}
 	/* Without an SMP path, Set is not supported */
 	sa_free(sa);
