@@ -125,7 +125,8 @@ struct sim_client_info {
 #define ATTR_NOTICE		0x0002
 #define ATTR_GUID_INFO		0x0014
 #define ATTR_PORT_INFO		0x0015
-#define MAD_STATUS_BAD_FIELD	0x001c	/* IBA 13.4.7: invalid attribute or modifier */
+/* IBA 13.4.7: an invalid value in the attribute or its modifier */
+#define MAD_STATUS_BAD_FIELD	0x001c
 #define NODE_CA			1
 #define NODE_SWITCH		2
 
@@ -673,7 +674,8 @@ static void fix_answer(struct sim_request *r)
 	/* What the port holds: learnt from its answers (endports: CA ports, switch port 0) */
 	n = node_of_slot(pending.port_slot, &p);
 	/* GUIDCap: only from the answer that describes the endport itself */
-	if (n >= 0 && (pending.amod == 0 || (nodes[n].type == NODE_CA && pending.amod == (uint32_t)p)))
+	if (n >= 0 &&
+	    (pending.amod == 0 || (nodes[n].type == NODE_CA && pending.amod == (uint32_t)p)))
 		guid_cap_learn(&holders[pending.slot], d[50]);
 	if (n >= 0 && (nodes[n].type == NODE_CA || pending.amod == 0)) {
 		/* A switch's LID is its port 0's, whichever port the SMP came in by */
