@@ -40,7 +40,7 @@
 #include "smd/light.h"
 #include "smd/log.h"
 #include "smd/loop.h"
-#include "smd/partition.h"
+#include "smd/partitions.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
 #include "smd/smd.h"

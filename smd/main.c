@@ -24,7 +24,7 @@
 #include "smd/mcast.h"
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
-#include "smd/partition.h"
+#include "smd/partitions.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -219,7 +219,7 @@ static void reload_config(struct smd *smd)
 	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
 	smd->sa_env.trusted_key = c.sm_key;
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
-	/* The partitions and their IPoIB groups follow (smd/partition.c); the
+	/* The partitions and their IPoIB groups follow (smd/partitions.c); the
 	 * keys they come from change only with them, so that status and
 	 * smctl partitions name the file in force */
 	if (partitions_reload(smd, "SIGHUP") < 0) {

@@ -10,8 +10,8 @@
 #include "smd/mcast.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
-#include "topo/mcast.h"
-#include "topo/partition.h"
+#include "topo/mc.h"
+#include "topo/part.h"
 
 /*
  * MFT SMPs a pump keeps submitted at once: the transaction window sends

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Multicast in the daemon: the groups (topo/mcast.c) live as long as smd,
- * the trees and MFTs (topo/mcast_tree.c) as long as the model they were
+ * Multicast in the daemon: the groups (topo/mc_group.c) live as long as smd,
+ * the trees and MFTs (topo/mc_forest.c) as long as the model they were
  * computed on. A heavy sweep builds a new forest on its new model and
  * programs every switch; between sweeps, joins and leaves change only the
  * trees of their groups and the MFT blocks that differ, sent from the event

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * What the SA needs from the daemon beyond answering (smd/sa.h, struct
+ * What the SA needs from the daemon beyond answering (sa/sa.h, struct
  * sa_env): SMPs it sends (GUIDInfo of alias GUIDs), services kept in
  * SQLite across restarts. One call from main() sets it up.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "mad/sa.h"
+#include "mad/sa_codec.h"
 #include "smd/log.h"
 #include "smd/sa_owner.h"
 

@@ -11,7 +11,7 @@
 #include "mad/txn.h"
 #include "smd/config.h"
 #include "smd/log.h"
-#include "smd/sa.h"
+#include "sa/sa.h"
 #include "smd/sm.h"
 #include "topo/fabric.h"
 
@@ -108,7 +108,7 @@ struct smd {
 	bool poll_busy;			/* a poll of the master is in flight */
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
-	struct part_conf *parts;	/* the partitions in force (smd/partition.c) */
+	struct part_conf *parts;	/* the partitions in force (smd/partitions.c) */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */
 	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
 	uint64_t sminfo_refused;

@@ -40,8 +40,8 @@
 #include "smd/sweep.h"
 #include "topo/discover.h"
 #include "topo/lid.h"
-#include "topo/mcast.h"
-#include "topo/partition.h"
+#include "topo/mc.h"
+#include "topo/part.h"
 #include "topo/route.h"
 
 struct sweep;

@@ -29,13 +29,13 @@ echo "== smd --once"
 sim_run "$bin/smd/smd" --once --db "$work/smd.db"
 echo
 echo "== LIDs smd gave out (smctl lids)"
-"$bin/smd/smctl" --db "$work/smd.db" lids
+"$bin/ctl/smctl" --db "$work/smd.db" lids
 echo
 echo "== what ibnetdiscover sees (switches with their LIDs)"
 sim_run ibnetdiscover 2>/dev/null | grep -E "^Switch" | sed 's/^/  /'
 echo
 echo "== a route, traced by ibtracert from the SM's host to host-0015"
-lid=$("$bin/smd/smctl" --db "$work/smd.db" lids | awk '/host-0015/ { print $1 }')
+lid=$("$bin/ctl/smctl" --db "$work/smd.db" lids | awk '/host-0015/ { print $1 }')
 sim_run ibtracert 1 "$lid" 2>/dev/null || true
 echo
 echo "== route check: every CA port reaches every LID, read back from every switch"

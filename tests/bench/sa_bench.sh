@@ -7,7 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 top=$(cd "$here/.." && pwd)
 SMD=${SMD:-$top/smd/smd}
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 REQUESTS=${REQUESTS:-20000}
 spec=("$@")
 [ ${#spec[@]} -gt 0 ] || spec=(ft3 16)

@@ -8,7 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 SMD=${SMD:-$top/smd/smd}
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 TEST_CONFIG=${top_builddir:-$top}/tests/unit/test_config
 command -v groff >/dev/null || { echo "missing groff (groff-base)"; exit 99; }
 pass=0

@@ -3,7 +3,7 @@
  * records real clients use beyond multicast (issue 16). Every byte of the
  * MAD header (IBA 13.4.2), the RMPP header (13.6.2), the SA header
  * (15.2.1.1) and the records is laid out here from the spec's tables,
- * independently of smd's own encoders (mad/sa.c), so that it judges them.
+ * independently of smd's own encoders (mad/sa_codec.c), so that it judges them.
  * It runs as an ibsim client (LD_PRELOAD libumad2sim, SIM_HOST names the
  * node) or on a real port. One synchronous request at a time, each retried
  * on a timeout; multi-record answers are reassembled from RMPP here (ACK

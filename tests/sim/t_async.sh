@@ -12,7 +12,7 @@
 #     abandoned, the database left as it was (ASan builds: and leak-free).
 # Only the issue's own bounds are asserted; the times seen are printed.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 K=${ASYNC_K:-28}
 tmp=$(mktemp -d)
 lpid=

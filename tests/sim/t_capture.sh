@@ -12,7 +12,7 @@
 #  4. rotation at capture_max_mb, and the class filter.
 # KEEP=1 keeps the work dir (captures, tshark output, smd's logs).
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 command -v tshark >/dev/null || { echo "missing tshark (Debian package tshark)" >&2; exit 99; }
 [ -x "$SMCTL" ] || { echo "missing $SMCTL: build first" >&2; exit 99; }
 tmp=$(mktemp -d)

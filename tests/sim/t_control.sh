@@ -4,7 +4,7 @@
 # keeps serving; smctl fails clearly when smd is not there; a stale socket
 # left by a dead smd is replaced.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; }
 trap 'cleanup_smd; sim_stop' EXIT

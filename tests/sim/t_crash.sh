@@ -10,7 +10,7 @@
 # its 10 slots), which also resets every LID on the fabric.
 # KILLS=N runs fewer kills, KEEP=1 keeps the work directory.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 KILLS=${KILLS:-100}
 tmp=$(mktemp -d)
 pid=

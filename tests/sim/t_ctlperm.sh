@@ -8,7 +8,7 @@
 # primary or supplementary group is users may resweep. Needs root, to act
 # as other users (setpriv); skipped otherwise.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 [ "$(id -u)" -eq 0 ] || { echo "not root: cannot act as other users, skipped"; exit 77; }
 command -v setpriv >/dev/null || { echo "no setpriv, skipped"; exit 77; }
 getent group users >/dev/null || { echo "no group users, skipped"; exit 77; }

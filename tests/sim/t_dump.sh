@@ -7,7 +7,7 @@
 # fabric, ibnetdiscover prints the dump back, smd brings it up with the
 # same LIDs. The golden tests/dump/sim.ibnd loads and prints back too.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 NORM="python3 $top/tests/dump/normalize.py"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -8,7 +8,7 @@
 # Judged with ibroute and smpquery. Before issue 12 the copy was merged
 # into the victim and the victim's LID routed to the copy's cable.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 cleanup_smd() { [ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; }
 trap 'cleanup_smd; sim_stop' EXIT

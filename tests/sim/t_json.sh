@@ -7,7 +7,7 @@
 # cannot come up (a switch drops its LFT SMPs) answers "down" with exit 1;
 # no smd at all is {"status":"error"} with exit 1.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; sim_stop' EXIT
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null

@@ -113,7 +113,7 @@ check cmp -s "$mc_tmp/mlids.before" "$mc_tmp/mlids.after"
 # The SA's MFT records against the switches' tables, entry by entry: one
 # Get per switch (its 5 ports make one position, its MLIDs one block: one
 # record, whole in one MAD, which the simulator delivers intact)
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 : >"$mc_tmp/mftr"
 : >"$mc_tmp/mft.ibroute"
 for lid in $(sim_run ibswitches 2>/dev/null | sed -n 's/.* lid \([0-9]*\) .*/\1/p'); do

@@ -23,7 +23,7 @@
 #  5. without m_key every SMP smd sends carries M_Key 0 and no port gets a
 #     key.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 ROGUE=${ROGUE:-${top_builddir:-$top}/tests/sim/rogue}
 [ -x "$ROGUE" ] || { echo "missing $ROGUE: make check builds it" >&2; exit 99; }
 command -v cc >/dev/null || { echo "missing cc: the SMA shim is built here" >&2; exit 99; }

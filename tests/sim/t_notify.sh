@@ -6,7 +6,7 @@
 # READY=1 after ready_timeout with a STATUS= saying why when the subnet
 # cannot come up; <N> priority prefixes when stderr is the journal's.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 lpid=
 cleanup() {

@@ -9,7 +9,7 @@
 # repaired the same way. Both put back, smd computes the routes afresh and
 # the forwarding tables are exactly the ones of the start again.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 trap 'smd_stop || true; rm -rf "$tmp"' EXIT
 $GEN ft3 8 -o "$tmp/net" 2>/dev/null

@@ -14,7 +14,7 @@
 # settles as standby. Judged with sminfo and saquery from a third host, and
 # the rogue's own view of the answers.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 ROGUE=${ROGUE:-${top_builddir:-$top}/tests/sim/rogue}
 [ -x "$ROGUE" ] || { echo "missing $ROGUE: make check builds it" >&2; exit 99; }
 tmp=$(mktemp -d)

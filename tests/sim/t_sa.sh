@@ -14,7 +14,7 @@
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; sim_stop' EXIT
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null
 
 sim_start "$tmp/net" >/dev/null 2>&1

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
 trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; rm -rf "$tmp"; sim_stop' EXIT
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 $GEN ft3 16 -o "$tmp/net" 2>/dev/null
 nlids=$(grep -cE '^(Switch|Hca)' "$tmp/net")
 

@@ -6,7 +6,7 @@
 # smctl sa) and smd's memory stays small; once the hog has gone its slots
 # are free again.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null

@@ -28,7 +28,7 @@
 # them ("lost rec=") and the checks use only the intact ones.
 . "$(dirname "$0")/common.sh"
 C=${SACLIENT:-${top_builddir:-$top}/tests/sim/saclient}
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 [ -x "$C" ] || { echo "missing $C: build first" >&2; exit 99; }
 tmp=$(mktemp -d)
 lpid=

@@ -28,8 +28,8 @@ check grep -q "0 kept, [0-9]* remembered, 0 new" "$tmp/run3"
 fabric_lids >"$tmp/lids3"
 check cmp -s "$tmp/lids1" "$tmp/lids3"
 # smctl reads the same LIDs back from the database
-"${SMCTL:-$top/smd/smctl}" --db "$db" lids >"$tmp/smctl" 2>&1
+"${SMCTL:-$top/ctl/smctl}" --db "$db" lids >"$tmp/smctl" 2>&1
 check test "$(($(wc -l <"$tmp/smctl") - 1))" -eq "$(wc -l <"$tmp/lids1")"
-check "${SMCTL:-$top/smd/smctl}" --db "$db" status
+check "${SMCTL:-$top/ctl/smctl}" --db "$db" status
 sim_stop
 finish

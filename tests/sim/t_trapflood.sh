@@ -8,7 +8,7 @@
 # sweep at once. With trap_flood_action = disable the switch port the
 # flooding host hangs off is disabled, as smpquery reads it back.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 ROGUE=${ROGUE:-${top_builddir:-$top}/tests/sim/rogue}
 [ -x "$ROGUE" ] || { echo "missing $ROGUE: make check builds it" >&2; exit 99; }
 tmp=$(mktemp -d)

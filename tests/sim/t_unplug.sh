@@ -7,7 +7,7 @@
 # The database tells the story (smctl lids, smctl history) and forgets an
 # absent port on request (smctl lids --forget), freeing its LID.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1

@@ -43,7 +43,7 @@ spid=$!
 check wait_for "$tmp/s/out" "DISCOVERING -> STANDBY" 1
 to() { local f=$1; shift; "$@" >"$f"; }
 # Its control socket: status, a refused resweep, a bad request (smd/control.c)
-ctl=(env -u LD_PRELOAD "${vg[@]}" "${SMCTL:-$top/smd/smctl}" --socket "$tmp/s/control")
+ctl=(env -u LD_PRELOAD "${vg[@]}" "${SMCTL:-$top/ctl/smctl}" --socket "$tmp/s/control")
 check to "$tmp/st1" "${ctl[@]}" status
 check grep -q "^state: STANDBY" "$tmp/st1"
 rc=0
@@ -68,14 +68,14 @@ wait "$spid" || rc=$?
 check test "$rc" -eq 0
 # smctl too
 rc=0
-"${vg[@]}" "${SMCTL:-$top/smd/smctl}" --db "$tmp/smd.db" lids >"$tmp/lids" 2>&1 || rc=$?
+"${vg[@]}" "${SMCTL:-$top/ctl/smctl}" --db "$tmp/smd.db" lids >"$tmp/lids" 2>&1 || rc=$?
 check test "$rc" -eq 0
 # SIGTERM in the middle of a sweep: abandoned, its SMPs cancelled (smd/loop.c)
 mkdir "$tmp/v"
 (cd "$tmp/v" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" "${vg[@]}" "$SMD" \
 	--config ../conf.m --db v.db >out 2>&1) &
 vpid=$!
-ctl=(env -u LD_PRELOAD "${SMCTL:-$top/smd/smctl}" --socket "$tmp/v/control")
+ctl=(env -u LD_PRELOAD "${SMCTL:-$top/ctl/smctl}" --socket "$tmp/v/control")
 # Caught past discovery (SMPs out, or the worker computing); a sweep that
 # ended first is followed by another one asked for (smctl resweep --heavy)
 caught=0

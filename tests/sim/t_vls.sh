@@ -21,7 +21,7 @@
 # daemon leaves the tables alone, max_vls = 1 gives routes that need no VL
 # at all, and min-hop routes (cyclic on a torus) make both checks fail.
 . "$(dirname "$0")/common.sh"
-SMCTL=${SMCTL:-$top/smd/smctl}
+SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
 trap 'smd_stop || true; rm -rf "$tmp"' EXIT
 

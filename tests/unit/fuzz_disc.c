@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "mad/sa.h"
-#include "smd/sa.h"
+#include "mad/sa_codec.h"
+#include "sa/sa.h"
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"

@@ -24,12 +24,12 @@
 #include <unistd.h>
 
 #include "mad/capture.h"
-#include "mad/sa.h"
-#include "smd/sa.h"
+#include "mad/sa_codec.h"
+#include "sa/sa.h"
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"
-#include "topo/mcast.h"
+#include "topo/mc.h"
 #include "topo/route.h"
 
 static uint64_t rng;

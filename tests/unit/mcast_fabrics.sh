@@ -1,5 +1,5 @@
 #!/bin/sh
-# Multicast trees (topo/mcast_tree.c) on generated fabrics: a 2-level and a
+# Multicast trees (topo/mc_forest.c) on generated fabrics: a 2-level and a
 # 3-level fat-tree, 2D and 3D tori, a random irregular fabric with dual-port
 # HCAs; test_mcast floods every group from every member over the true
 # cabling and checks deliveries and deadlock freedom.

@@ -4,6 +4,10 @@
 #   mad/  iba/ and mad/ only (never topo/, db/ or smd/)
 #   topo/ iba/ and topo/ only (never mad/: the IBA's vocabulary is enough)
 #   db/   iba/, topo/ and db/ only
+#   sa/   iba/, mad/, topo/, sa/ and, of the daemon, only smd/log.h (the SA
+#         server is a library the daemon links: it never reaches into smd/)
+#   ctl/  never sa/ (smctl is a client: it speaks to the SA over the wire)
+#   smd/  never ctl/
 # and nothing outside mad/ reads or writes wire bits (wire_bits_get/set,
 # the GET/SET bit macros, htons and friends); GID layout lives in iba/.
 set -u
@@ -31,13 +35,43 @@ rule iba
 rule mad iba
 rule topo iba
 rule db iba topo
-for f in topo/*.[ch] db/*.[ch] smd/*.[ch] iba/*.[ch]; do
+rule sa iba mad topo smd
+for f in sa/*.[ch]; do
+	for inc in $(sed -n 's|^#include "smd/\(.*\)"|\1|p' "$f"); do
+		[ "$inc" = log.h ] && continue
+		echo "FAIL: $f includes smd/$inc (sa/ may include only smd/log.h of the daemon)"
+		fail=$((fail + 1))
+	done
+done
+rule ctl iba mad topo db smd
+rule smd iba mad topo db sa
+for f in topo/*.[ch] db/*.[ch] smd/*.[ch] sa/*.[ch] ctl/*.[ch] iba/*.[ch]; do
 	if grep -nE '\bwire_bits_(get|set)\b|\b(GET|SET)\([a-z_]+, *[0-9]+|\b(hton|ntoh)[sl]\b|\bbe(16|32|64)toh\b|\bhtobe(16|32|64)\b' \
 		"$f" >/dev/null; then
 		echo "FAIL: $f reads or writes wire bits:"
 		grep -nE '\bwire_bits_(get|set)\b|\b(GET|SET)\([a-z_]+, *[0-9]+|\b(hton|ntoh)[sl]\b|\bbe(16|32|64)toh\b|\bhtobe(16|32|64)\b' "$f" | head -3
 		fail=$((fail + 1))
 	fi
+done
+pass=$((pass + 1))
+
+# README's Layout block names every source file: each .c, and each .h that
+# has no .c of its own (directly, as name.[ch], or by a glob like route*.c).
+layout=$(awk '/^## Layout/ { on = 1 } on && /^```/ { n++; next } on && n == 1' README.md)
+globs=$(printf '%s\n' "$layout" | grep -oE '[a-z_]+\*\.c' | sort -u)
+for f in iba/*.[ch] mad/*.[ch] topo/*.[ch] db/*.[ch] sa/*.[ch] smd/*.[ch] ctl/*.[ch]; do
+	name=${f##*/}
+	stem=${name%.?}
+	case $name in *.h) [ -e "${f%.h}.c" ] && continue ;; esac
+	case $layout in *"$name"* | *"$stem.[ch]"*) continue ;; esac
+	found=0
+	for g in $globs; do
+		# shellcheck disable=SC2254
+		case $name in $g) found=1 ;; esac
+	done
+	[ "$found" -eq 1 ] && continue
+	echo "FAIL: README.md's Layout does not name $f"
+	fail=$((fail + 1))
 done
 pass=$((pass + 1))
 echo "$pass rules checked, $fail violations"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Multicast groups and trees (topo/mcast.c, topo/mcast_tree.c).
+ * Multicast groups and trees (topo/mc_group.c, topo/mc_forest.c).
  *
  * The membership rules are checked against the statuses the SA must give
  * (IBA 15.2.5.17). The trees are judged by a checker written apart from
@@ -21,7 +21,7 @@
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"
-#include "topo/mcast.h"
+#include "topo/mc.h"
 #include "topo/path.h"
 #include "topo/route.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Partitions (topo/partition.c): the OpenSM partitions.conf syntax, every
+ * Partitions (topo/part.c): the OpenSM partitions.conf syntax, every
  * refusal with its line, who is a member of what with which membership,
  * P_Key table layouts, and the IBA 10.9.3 sharing rule.
  */
@@ -10,7 +10,7 @@
 
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
-#include "topo/partition.h"
+#include "topo/part.h"
 
 static const struct part_defaults dflt = { .mtu = 4, .rate = 3, .sl = 0, .ipoib = true };
 static char err[512];

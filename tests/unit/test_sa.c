@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/sa.h"
-#include "smd/sa.h"
+#include "mad/sa_codec.h"
+#include "sa/sa.h"
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"
-#include "topo/mcast.h"
+#include "topo/mc.h"
 #include "topo/route.h"
 
 static const char *net =
@@ -2270,7 +2270,7 @@ static size_t table_from(struct sa *sa, const struct fab_port *from, uint16_t at
 }
 
 /*
- * Partitions (smd/sa_part.c): h1 and h3 full members of A (0x0001), h2's
+ * Partitions (sa/sa_part.c): h1 and h3 full members of A (0x0001), h2's
  * first port of B (0x0002), its second a limited member of A, every CA port
  * limited in Default, the SM's port and the switches full there.
  */

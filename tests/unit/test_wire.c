@@ -13,7 +13,7 @@
 
 #include <infiniband/mad.h>
 
-#include "mad/sa.h"
+#include "mad/sa_codec.h"
 #include "mad/wire.h"
 #include "tests/unit/unit.h"
 

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 build=${1:-$top}
 SMD=$build/smd/smd
-SMCTL=$build/smd/smctl
+SMCTL=$build/ctl/smctl
 MCCLIENT=$build/tests/sim/mcclient
 . "$top/tests/sim/simlib.sh"
 tmp=$(mktemp -d)

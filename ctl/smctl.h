@@ -4,8 +4,8 @@
  * database, smctl_sa.c queries the SA, ...). Each command parses its own
  * options from argv[0] = the command name; it returns the exit status.
  */
-#ifndef SMD_SMCTL_H
-#define SMD_SMCTL_H
+#ifndef SMD_CTL_SMCTL_H
+#define SMD_CTL_SMCTL_H
 
 #include <stdbool.h>
 #include <stdio.h>

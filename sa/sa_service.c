@@ -23,7 +23,7 @@
 #include <string.h>
 
 #include "smd/log.h"
-#include "smd/sa_int.h"
+#include "sa/sa_int.h"
 
 #define SVC_MAX		16384
 #define SVC_PER_PORT	256

@@ -5,8 +5,8 @@
  * sweep runs. Multi-record answers go out with RMPP done here, in user
  * space (the simulator has no kernel RMPP; real kernels accept it).
  */
-#ifndef SMD_SA_H
-#define SMD_SA_H
+#ifndef SMD_SA_SA_H
+#define SMD_SA_SA_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "smd/log.h"
-#include "smd/sa_int.h"
+#include "sa/sa_int.h"
 
 #define SUBS_MAX	4096
 #define SUBS_PER_PORT	64

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "smd/sa_int.h"
-#include "topo/partition.h"
+#include "sa/sa_int.h"
+#include "topo/part.h"
 
 /* The port records about a node are judged by: a switch's port 0, a CA's own */
 static const struct fab_port *judged(const struct fab_port *p)

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * partitions.conf in OpenSM's syntax, membership of ports, and the layout
- * of P_Key tables (see partition.h). Written from OpenSM's documentation
+ * of P_Key tables (see part.h). Written from OpenSM's documentation
  * (doc/partition-config.txt, opensm(8)) and the IBA; where OpenSM reads a
  * mistake as something (an unknown flag ignored, an unknown membership
  * taken as limited), this parser refuses the file and says why.
@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <arpa/inet.h>
 
-#include "topo/partition.h"
+#include "topo/part.h"
 
 #define DEF_MAX		1024	/* characters of a partition definition */
 #define ITEM_MAX	1024	/* of a member or an mgid line */

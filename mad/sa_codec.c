@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "mad/sa.h"
+#include "mad/sa_codec.h"
 
 #define GET(buf, off, w)	wire_bits_get((buf), (off), (w))
 #define SET(buf, off, w, v)	wire_bits_set((buf), (off), (w), (uint64_t)(v))

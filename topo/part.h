@@ -15,8 +15,8 @@
  * of a line joins it to the next. Statements naming one P_Key merge, and a
  * port's membership in a partition is what the last rule naming it says.
  */
-#ifndef SMD_TOPO_PARTITION_H
-#define SMD_TOPO_PARTITION_H
+#ifndef SMD_TOPO_PART_H
+#define SMD_TOPO_PART_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,16 +3,16 @@
  * Partitions in the daemon: the partitions.conf file smd.conf names
  * (partition_config), read at start, on SIGHUP and on smctl resweep
  * --heavy, checked whole before anything is applied; what smd -nv prints;
- * the smctl partitions view. The syntax and the rules are topo/partition.h's.
+ * the smctl partitions view. The syntax and the rules are topo/part.h's.
  */
-#ifndef SMD_PARTITION_H
-#define SMD_PARTITION_H
+#ifndef SMD_PARTITIONS_H
+#define SMD_PARTITIONS_H
 
 #include <stddef.h>
 #include <stdio.h>
 
 #include "smd/config.h"
-#include "topo/partition.h"
+#include "topo/part.h"
 
 struct smd;
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "smd/log.h"
-#include "smd/sa_int.h"
+#include "sa/sa_int.h"
 
 /* A port with aliases: its table (index 0 unused: the port GUID) */
 struct alias_port {

@@ -12,7 +12,7 @@
 #include "smd/json.h"
 #include "smd/log.h"
 #include "smd/mcast.h"
-#include "smd/partition.h"
+#include "smd/partitions.h"
 #include "smd/smd.h"
 
 /* A partitions file larger than this is refused (a mistake, or a hostile path) */

@@ -5,8 +5,8 @@
  * and matched as bytes here, so that only mad/ knows their layout; every
  * record type has a field table in component-mask order (IBA 15.2.5).
  */
-#ifndef SMD_MAD_SA_H
-#define SMD_MAD_SA_H
+#ifndef SMD_MAD_SA_CODEC_H
+#define SMD_MAD_SA_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>

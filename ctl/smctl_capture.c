@@ -15,7 +15,7 @@
 #include <time.h>
 
 #include "mad/capture.h"
-#include "smd/smctl.h"
+#include "ctl/smctl.h"
 
 /* ---- names (IBA 13.4.4, 13.4.5, 14.2.5, 15.2.5) ----------------------------- */
 

@@ -17,7 +17,7 @@
 
 #include "smd/control.h"
 #include "smd/json.h"
-#include "smd/smctl.h"
+#include "ctl/smctl.h"
 
 #define ANSWER_MAX	(4u << 20)
 

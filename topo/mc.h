@@ -3,15 +3,15 @@
  * Multicast groups (IBA 15.2.5.17, 15.4): the groups the SA knows, their
  * member ports with JoinState bits, MLID allocation, and the rules of
  * joining, creating and leaving. Pure data: the SA decodes requests into
- * struct mc_req and encodes the answers; the forest (mcast_tree.c) turns
+ * struct mc_req and encodes the answers; the forest (mc_forest.c) turns
  * groups into multicast forwarding tables.
  *
  * Errors map to SA statuses (IBA 15.2.1.1, table 184): -EINVAL
  * ERR_REQ_INVALID, -ENODATA ERR_REQ_INSUFFICIENT_COMPONENTS, -EACCES
  * ERR_REQ_DENIED, -ENOSPC and -ENOMEM ERR_NO_RESOURCES.
  */
-#ifndef SMD_TOPO_MCAST_H
-#define SMD_TOPO_MCAST_H
+#ifndef SMD_TOPO_MC_H
+#define SMD_TOPO_MC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -211,7 +211,7 @@ bool mc_port_has_pkey(const struct mc_port *port, uint16_t pkey);
 /*
  * The forest: every group's tree over one fabric model and the MFTs that
  * follow, with what each switch is known to hold, so that only blocks that
- * differ are written (mcast_tree.c). The fabric's LFTs must be routed and
+ * differ are written (mc_forest.c). The fabric's LFTs must be routed and
  * stay unchanged while the forest lives; r may be NULL (one VL).
  */
 struct route_result;

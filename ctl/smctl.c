@@ -9,7 +9,7 @@
 
 #include "autoconfig.h"
 #include "smd/control.h"
-#include "smd/smctl.h"
+#include "ctl/smctl.h"
 
 static const struct smctl_cmd commands[] = {
 	{ "status", "[--socket PATH]: the running smd: SM state, subnet, last sweep, problems; "

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/mcast.h"
+#include "topo/mc.h"
 #include "topo/route_int.h"
 
 #define MAX_WALK		64	/* LFT hops before a walk is called a loop */

@@ -3,11 +3,11 @@
  * The SA server's insides, shared by its files (sa.c: requests, RMPP and
  * the fabric records; sa_mcast.c: multicast groups). Not an API.
  */
-#ifndef SMD_SA_INT_H
-#define SMD_SA_INT_H
+#ifndef SMD_SA_SA_INT_H
+#define SMD_SA_SA_INT_H
 
-#include "mad/sa.h"
-#include "smd/sa.h"
+#include "mad/sa_codec.h"
+#include "sa/sa.h"
 
 /* Records collected for one answer */
 struct records {

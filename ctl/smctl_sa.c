@@ -14,11 +14,11 @@
 #include <arpa/inet.h>
 
 #include "mad/port.h"
-#include "mad/sa.h"
+#include "mad/sa_codec.h"
 #include "mad/wire.h"
 #include "mad/txn.h"
 #include "smd/json.h"
-#include "smd/smctl.h"
+#include "ctl/smctl.h"
 
 #define SA_TIMEOUT_MS	4000
 #define SA_TRIES	3

@@ -3,15 +3,15 @@
  * The SA's multicast records: MCMemberRecord (IBA 15.2.5.17) Get, GetTable,
  * Set (join) and Delete (leave), and MulticastForwardingTableRecord (IBA
  * 15.2.5.8) from the tables smd programs. The membership rules live in
- * topo/mcast.c; this file turns requests into its terms and its answers
+ * topo/mc_group.c; this file turns requests into its terms and its answers
  * into records and statuses (IBA 15.2.1.1, table 184).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "smd/log.h"
-#include "smd/sa_int.h"
-#include "topo/mcast.h"
+#include "sa/sa_int.h"
+#include "topo/mc.h"
 #include "topo/path.h"
 
 /* The mask bits of MCMemberRecord and MC_HAS_* name the same fields in the same order */

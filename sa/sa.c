@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mad/sa.h"
+#include "mad/sa_codec.h"
 #include "smd/log.h"
 #include "mad/txn.h"
-#include "smd/sa.h"
-#include "smd/sa_int.h"
+#include "sa/sa.h"
+#include "sa/sa_int.h"
 #include "topo/path.h"
 #include "topo/route.h"
 
@@ -1049,7 +1049,7 @@ int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *
 	pr->dlid = dlid;
 	pr->reversible = 1;
 	pr->numb_path = 0;
-	/* A partition both ends and the requester share (smd/sa_part.c) */
+	/* A partition both ends and the requester share (sa/sa_part.c) */
 	if (sa_part_path_pkey(sa, src, dst, m & PR_CM_PKEY, w->pkey, &pr->pkey) < 0)
 		return -1;
 	/*
@@ -1592,7 +1592,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		respond_status(sa, &req, from, MAD_STATUS_BUSY);
 		return;
 	}
-	/* Partitions: what this requester may see (smd/sa_part.c) */
+	/* Partitions: what this requester may see (sa/sa_part.c) */
 	sa->requester = fabric_port_by_lid(sa->f, from->slid);
 	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
 	if (modify) {

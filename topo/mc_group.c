@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "topo/mcast.h"
+#include "topo/mc.h"
 
 #define MGID_HASH_SIZE	4096	/* chains stay short up to the 16k MLIDs */
 #define DIRTY_WORDS	((MLID_COUNT + 63) / 64)

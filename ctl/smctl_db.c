@@ -12,7 +12,7 @@
 #include "db/dump.h"
 #include "db/store.h"
 #include "smd/json.h"
-#include "smd/smctl.h"
+#include "ctl/smctl.h"
 
 static int open_db(struct smctl_ctx *ctx, int readonly, struct store **s)
 {

@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "smd/log.h"
-#include "smd/sa_int.h"
+#include "sa/sa_int.h"
 
 #define SA_RX_MAX	64
 #define SA_RX_PER_PORT	2
@@ -151,7 +151,7 @@ static void mpr_answer(struct sa *sa, const struct sa_mad *req, const struct mad
 	int status = 0, e = 0;
 	uint64_t m = req->comp_mask;
 
-	/* Partitions: the paths this requester may see (smd/sa_part.c) */
+	/* Partitions: the paths this requester may see (sa/sa_part.c) */
 	sa->requester = fabric_port_by_lid(sa->f, from->slid);
 	sa->req_trusted = sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
 	multipath_record_decode(rec, &mp);
