@@ -231,6 +231,129 @@ static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len)
 	snprintf(buf, len, "%s", t ? (const char *)t : "");
 }
 
+/*
+ * Rows, stated by their columns: a value for each parameter of a
+ * statement (an integer of any width, which SQLite keeps as INTEGER, text,
+ * a blob or NULL), bound in order as ?1, ?2, ...
+ */
+struct sql_val {
+	enum { SQL_NULL, SQL_INT, SQL_TEXT, SQL_BLOB } type;
+	int64_t i;
+	const void *p;
+	int len;
+};
+
+#define V_NULL		((struct sql_val){ .type = SQL_NULL })
+#define V_INT(x)	((struct sql_val){ .type = SQL_INT, .i = (int64_t)(x) })
+#define V_TEXT(t)	((struct sql_val){ .type = SQL_TEXT, .p = (t) })
+#define V_BLOB(b, n)	((struct sql_val){ .type = SQL_BLOB, .p = (b), .len = (int)(n) })
+
+/*
+ * Bind v[0..n) to st. Text and blobs are not copied: every caller steps
+ * the statement before its values go, and binds again before the next step.
+ */
+static void bind_vals(sqlite3_stmt *st, const struct sql_val *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		int k = (int)i + 1;
+
+		switch (v[i].type) {
+		case SQL_INT:
+			sqlite3_bind_int64(st, k, v[i].i);
+			break;
+		case SQL_TEXT:
+			sqlite3_bind_text(st, k, v[i].p, -1, SQLITE_STATIC);
+			break;
+		case SQL_BLOB:
+			sqlite3_bind_blob(st, k, v[i].p, v[i].len, SQLITE_STATIC);
+			break;
+		default:
+			sqlite3_bind_null(st, k);
+			break;
+		}
+	}
+}
+
+/* Write one row: st with v bound, run and reset */
+static int put_row(struct store *s, sqlite3_stmt *st, const char *what,
+		   const struct sql_val *v, size_t n)
+{
+	bind_vals(st, v, n);
+	return run(s, st, what);
+}
+
+#define PUT_ROW(s, st, what, ...)						\
+	put_row(s, st, what, (const struct sql_val[]){ __VA_ARGS__ },		\
+		sizeof((const struct sql_val[]){ __VA_ARGS__ }) / sizeof(struct sql_val))
+
+/*
+ * A table written by keyed rows, each upserted or deleted: put_sql takes a
+ * row's nput values, del_sql the first ndel of them (its key); row() gives
+ * row i of rows (and now) and says whether it is present
+ */
+struct row_table {
+	const char *put_sql, *del_sql;
+	size_t nput, ndel;
+	const char *what;
+	bool (*row)(const void *rows, size_t i, int64_t now, struct sql_val *v);
+};
+
+#define ROW_VALS_MAX 8
+
+/* n rows of t in one transaction: all of them or none */
+static int save_rows(struct store *s, const struct row_table *t, const void *rows, size_t n,
+		     int64_t now)
+{
+	sqlite3_stmt *put = NULL, *del = NULL;
+	int r;
+
+	if (!n)
+		return 0;
+	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
+	if (r < 0)
+		return r;
+	r = prep(s, t->put_sql, &put);
+	if (!r)
+		r = prep(s, t->del_sql, &del);
+	for (size_t i = 0; i < n && !r; i++) {
+		struct sql_val v[ROW_VALS_MAX];
+		bool present = t->row(rows, i, now, v);
+
+		r = put_row(s, present ? put : del, t->what, v, present ? t->nput : t->ndel);
+	}
+	sqlite3_finalize(put);
+	sqlite3_finalize(del);
+	if (!r)
+		r = exec(s, "COMMIT", "committing");
+	if (r < 0)
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+	return r;
+}
+
+/*
+ * Every row sql selects (its parameters v), handed to row() with arg until
+ * one returns non-zero, which is returned
+ */
+static int each_row(struct store *s, const char *sql, const struct sql_val *v, size_t nv,
+		    const char *what, int (*row)(sqlite3_stmt *st, void *arg), void *arg)
+{
+	sqlite3_stmt *st = NULL;
+	int r = prep(s, sql, &st), rc = SQLITE_DONE;
+
+	if (r)
+		return r;
+	bind_vals(st, v, nv);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		r = row(st, arg);
+		if (r)
+			break;
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(s, rc, what);
+	sqlite3_finalize(st);
+	return r;
+}
+
 static int store_quick_check(struct store *s)
 {
 	sqlite3_stmt *st;
@@ -486,49 +609,28 @@ struct ev {
 
 #define EV(k) (struct ev){ .kind = (k), .port = -1, .peer_port = -1 }
 
+/* A value, or NULL when the event has none */
+static struct sql_val v_opt(bool has, int64_t i)
+{
+	return has ? V_INT(i) : V_NULL;
+}
+
+static struct sql_val v_change(const char *str, bool has, int64_t i)
+{
+	return str ? V_TEXT(str) : v_opt(has, i);
+}
+
 static int event_add(struct store *s, sqlite3_stmt *st, int64_t sweep_id, int64_t now,
 		     const struct ev *e)
 {
-	if (sweep_id)
-		sqlite3_bind_int64(st, 1, sweep_id);
-	else
-		sqlite3_bind_null(st, 1);
-	sqlite3_bind_int64(st, 2, now);
-	sqlite3_bind_text(st, 3, e->kind, -1, SQLITE_STATIC);
-	if (e->node)
-		bind_guid(st, 4, e->node);
-	else
-		sqlite3_bind_null(st, 4);
-	if (e->port >= 0)
-		sqlite3_bind_int(st, 5, e->port);
-	else
-		sqlite3_bind_null(st, 5);
-	if (e->port_guid)
-		bind_guid(st, 6, e->port_guid);
-	else
-		sqlite3_bind_null(st, 6);
-	if (e->peer)
-		bind_guid(st, 7, e->peer);
-	else
-		sqlite3_bind_null(st, 7);
-	if (e->peer_port >= 0)
-		sqlite3_bind_int(st, 8, e->peer_port);
-	else
-		sqlite3_bind_null(st, 8);
-	if (e->old_s)
-		sqlite3_bind_text(st, 9, e->old_s, -1, SQLITE_TRANSIENT);
-	else if (e->has_old)
-		sqlite3_bind_int64(st, 9, e->old_i);
-	else
-		sqlite3_bind_null(st, 9);
-	if (e->new_s)
-		sqlite3_bind_text(st, 10, e->new_s, -1, SQLITE_TRANSIENT);
-	else if (e->has_new)
-		sqlite3_bind_int64(st, 10, e->new_i);
-	else
-		sqlite3_bind_null(st, 10);
-	sqlite3_bind_text(st, 11, e->detail ? e->detail : "", -1, SQLITE_TRANSIENT);
-	return run(s, st, "recording an event");
+	return PUT_ROW(s, st, "recording an event",
+		       v_opt(sweep_id, sweep_id), V_INT(now), V_TEXT(e->kind),
+		       v_opt(e->node, (int64_t)e->node), v_opt(e->port >= 0, e->port),
+		       v_opt(e->port_guid, (int64_t)e->port_guid), v_opt(e->peer, (int64_t)e->peer),
+		       v_opt(e->peer_port >= 0, e->peer_port),
+		       v_change(e->old_s, e->has_old, e->old_i),
+		       v_change(e->new_s, e->has_new, e->new_i),
+		       V_TEXT(e->detail ? e->detail : ""));
 }
 
 static const char sql_event_insert[] =
@@ -1224,11 +1326,9 @@ static int save_partitions(struct save *sv)
 	for (size_t i = 0; !r && i < sv->sw->npartitions; i++) {
 		const struct store_partition *p = &sv->sw->partitions[i];
 
-		sqlite3_bind_int(pt, 1, p->pkey & 0x7fff);
-		sqlite3_bind_text(pt, 2, p->name, -1, SQLITE_STATIC);
-		sqlite3_bind_int(pt, 3, p->ipoib);
-		sqlite3_bind_int64(pt, 4, sv->id);
-		r = run(sv->s, pt, "saving a partition");
+		r = PUT_ROW(sv->s, pt, "saving a partition",
+			    V_INT(p->pkey & 0x7fff), V_TEXT(p->name), V_INT(p->ipoib),
+			    V_INT(sv->id));
 	}
 	for (size_t i = 0; !r && i < f->nnodes; i++) {
 		const struct fab_node *n = f->nodes[i];
@@ -1241,12 +1341,9 @@ static int save_partitions(struct save *sv)
 			if (!fabric_is_endport(p) || !p->lid || !p->pkey_tab)
 				continue;
 			k = fabric_port_pkeys(p, &nk);
-			for (unsigned int j = 0; !r && j < nk; j++) {
-				bind_guid(pk, 1, p->guid);
-				sqlite3_bind_int(pk, 2, k[j] & 0x7fff);
-				sqlite3_bind_int(pk, 3, !!(k[j] & 0x8000));
-				r = run(sv->s, pk, "saving a port's P_Keys");
-			}
+			for (unsigned int j = 0; !r && j < nk; j++)
+				r = PUT_ROW(sv->s, pk, "saving a port's P_Keys", V_INT(p->guid),
+					    V_INT(k[j] & 0x7fff), V_INT(!!(k[j] & 0x8000)));
 		}
 	}
 	sqlite3_finalize(pt);
@@ -1393,76 +1490,75 @@ int store_foreach_sweep(struct store *s, unsigned int limit,
 	return r;
 }
 
+struct event_each {
+	int (*cb)(void *ctx, const struct store_event *ev);
+	void *ctx;
+};
+
+static int event_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct event_each *a = arg;
+	struct store_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.id = sqlite3_column_int64(st, 0);
+	e.sweep_id = sqlite3_column_int64(st, 1);
+	e.time = sqlite3_column_int64(st, 2);
+	col_text(st, 3, e.kind, sizeof(e.kind));
+	e.node_guid = col_guid(st, 4);
+	e.port_num = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 5);
+	e.port_guid = col_guid(st, 6);
+	e.peer_guid = col_guid(st, 7);
+	e.peer_port = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 8);
+	col_text(st, 9, e.old_value, sizeof(e.old_value));
+	col_text(st, 10, e.new_value, sizeof(e.new_value));
+	col_text(st, 11, e.detail, sizeof(e.detail));
+	return a->cb(a->ctx, &e);
+}
+
 int store_foreach_event(struct store *s, unsigned int limit,
 			int (*cb)(void *ctx, const struct store_event *ev), void *ctx)
 {
-	sqlite3_stmt *st;
-	int rc, r;
+	struct event_each a = { cb, ctx };
+	const struct sql_val lim = V_INT(limit);
 
-	r = prep(s, "SELECT * FROM (SELECT id, sweep_id, time, kind, node_guid, port_num,"
-		 " port_guid, peer_guid, peer_port, old_value, new_value, detail FROM event"
-		 " ORDER BY id DESC LIMIT ?) ORDER BY id", &st);
-	if (r)
-		return r;
-	sqlite3_bind_int64(st, 1, limit);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_event e;
+	return each_row(s, "SELECT * FROM (SELECT id, sweep_id, time, kind, node_guid, port_num,"
+			" port_guid, peer_guid, peer_port, old_value, new_value, detail FROM event"
+			" ORDER BY id DESC LIMIT ?) ORDER BY id", &lim, 1, "reading events",
+			event_each_row, &a);
+}
 
-		memset(&e, 0, sizeof(e));
-		e.id = sqlite3_column_int64(st, 0);
-		e.sweep_id = sqlite3_column_int64(st, 1);
-		e.time = sqlite3_column_int64(st, 2);
-		col_text(st, 3, e.kind, sizeof(e.kind));
-		e.node_guid = col_guid(st, 4);
-		e.port_num = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 :
-			     sqlite3_column_int(st, 5);
-		e.port_guid = col_guid(st, 6);
-		e.peer_guid = col_guid(st, 7);
-		e.peer_port = sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 :
-			      sqlite3_column_int(st, 8);
-		col_text(st, 9, e.old_value, sizeof(e.old_value));
-		col_text(st, 10, e.new_value, sizeof(e.new_value));
-		col_text(st, 11, e.detail, sizeof(e.detail));
-		r = cb(ctx, &e);
-		if (r)
-			break;
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading events");
-	sqlite3_finalize(st);
-	return r;
+struct lid_each {
+	int (*cb)(void *ctx, const struct store_lid *l);
+	void *ctx;
+};
+
+static int lid_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct lid_each *a = arg;
+	struct store_lid l = { 0 };
+
+	l.guid = col_guid(st, 0);
+	l.node_guid = col_guid(st, 1);
+	l.lid = (uint16_t)sqlite3_column_int(st, 2);
+	l.lmc = (uint8_t)sqlite3_column_int(st, 3);
+	l.last_seen = sqlite3_column_int64(st, 4);
+	col_text(st, 5, l.desc, sizeof(l.desc));
+	l.present = sqlite3_column_int(st, 6);
+	return a->cb(a->ctx, &l);
 }
 
 int store_foreach_lid(struct store *s, int (*cb)(void *ctx, const struct store_lid *l),
 		      void *ctx)
 {
-	sqlite3_stmt *st;
-	int rc, r;
+	struct lid_each a = { cb, ctx };
 
-	r = prep(s, "SELECT l.guid, l.node_guid, l.lid, l.lmc, l.last_seen, l.node_desc,"
-		 " EXISTS (SELECT 1 FROM port p WHERE p.node_guid = l.node_guid AND p.present = 1"
-		 " AND (p.guid = l.guid OR (p.num = 0 AND l.guid = l.node_guid)))"
-		 " FROM port_lid l ORDER BY l.lid", &st);
-	if (r)
-		return r;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_lid l = { 0 };
-
-		l.guid = col_guid(st, 0);
-		l.node_guid = col_guid(st, 1);
-		l.lid = (uint16_t)sqlite3_column_int(st, 2);
-		l.lmc = (uint8_t)sqlite3_column_int(st, 3);
-		l.last_seen = sqlite3_column_int64(st, 4);
-		col_text(st, 5, l.desc, sizeof(l.desc));
-		l.present = sqlite3_column_int(st, 6);
-		r = cb(ctx, &l);
-		if (r)
-			break;
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading LIDs");
-	sqlite3_finalize(st);
-	return r;
+	return each_row(s, "SELECT l.guid, l.node_guid, l.lid, l.lmc, l.last_seen, l.node_desc,"
+			" EXISTS (SELECT 1 FROM port p WHERE p.node_guid = l.node_guid"
+			" AND p.present = 1"
+			" AND (p.guid = l.guid OR (p.num = 0 AND l.guid = l.node_guid)))"
+			" FROM port_lid l ORDER BY l.lid", NULL, 0, "reading LIDs",
+			lid_each_row, &a);
 }
 
 /* ---- loading the saved fabric ---- */
@@ -1634,172 +1730,164 @@ int store_load_fabric(struct store *s, struct fabric **out, struct store_sweep *
 	return 0;
 }
 
+static bool mcast_row(const void *rows, size_t i, int64_t now, struct sql_val *v)
+{
+	const struct store_mcast *g = (const struct store_mcast *)rows + i;
+
+	v[0] = V_BLOB(g->mgid, 16);
+	v[1] = V_INT(g->mlid);
+	v[2] = V_INT(now);		/* created */
+	v[3] = V_INT(now);		/* last_seen */
+	return g->present;
+}
+
+static const struct row_table mcast_rows = {
+	.put_sql = "INSERT INTO mcast_group (mgid, mlid, created, last_seen) VALUES (?, ?, ?, ?)"
+		   " ON CONFLICT (mgid) DO UPDATE SET mlid = excluded.mlid,"
+		   " last_seen = excluded.last_seen",
+	.del_sql = "DELETE FROM mcast_group WHERE mgid = ?",
+	.nput = 4, .ndel = 1, .what = "saving a multicast group", .row = mcast_row,
+};
+
 int store_mcast_save(struct store *s, const struct store_mcast *g, size_t n, int64_t now)
 {
-	sqlite3_stmt *put = NULL, *del = NULL;
-	int r;
+	return save_rows(s, &mcast_rows, g, n, now);
+}
 
-	if (!n)
+struct mcast_each {
+	int (*cb)(void *ctx, const struct store_mcast *g);
+	void *ctx;
+};
+
+static int mcast_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct mcast_each *a = arg;
+	struct store_mcast g = { .present = 1 };
+
+	/* A row the CHECKs let through but that is not 16 bytes is skipped */
+	if (sqlite3_column_bytes(st, 0) != 16)
 		return 0;
-	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
-	if (r < 0)
-		return r;
-	r = prep(s, "INSERT INTO mcast_group (mgid, mlid, created, last_seen) VALUES (?, ?, ?, ?)"
-		 " ON CONFLICT (mgid) DO UPDATE SET mlid = excluded.mlid,"
-		 " last_seen = excluded.last_seen", &put);
-	if (!r)
-		r = prep(s, "DELETE FROM mcast_group WHERE mgid = ?", &del);
-	for (size_t i = 0; i < n && !r; i++) {
-		sqlite3_stmt *st = g[i].present ? put : del;
-
-		sqlite3_bind_blob(st, 1, g[i].mgid, 16, SQLITE_STATIC);
-		if (g[i].present) {
-			sqlite3_bind_int(st, 2, g[i].mlid);
-			sqlite3_bind_int64(st, 3, now);
-			sqlite3_bind_int64(st, 4, now);
-		}
-		r = run(s, st, "saving a multicast group");
-	}
-	sqlite3_finalize(put);
-	sqlite3_finalize(del);
-	if (!r)
-		r = exec(s, "COMMIT", "committing");
-	if (r < 0)
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
+	memcpy(g.mgid, sqlite3_column_blob(st, 0), 16);
+	g.mlid = (uint16_t)sqlite3_column_int(st, 1);
+	return a->cb(a->ctx, &g);
 }
 
 int store_foreach_mcast(struct store *s, int (*cb)(void *ctx, const struct store_mcast *g),
 			void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int r = prep(s, "SELECT mgid, mlid FROM mcast_group ORDER BY mlid", &st);
-	int rc;
+	struct mcast_each a = { cb, ctx };
 
-	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_mcast g = { .present = 1 };
-
-		/* A row the CHECKs let through but that is not 16 bytes is skipped */
-		if (sqlite3_column_bytes(st, 0) != 16)
-			continue;
-		memcpy(g.mgid, sqlite3_column_blob(st, 0), 16);
-		g.mlid = (uint16_t)sqlite3_column_int(st, 1);
-		r = cb(ctx, &g);
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading multicast groups");
-	sqlite3_finalize(st);
-	return r;
+	return each_row(s, "SELECT mgid, mlid FROM mcast_group ORDER BY mlid", NULL, 0,
+			"reading multicast groups", mcast_each_row, &a);
 }
+
+static bool service_row(const void *rows, size_t i, int64_t now, struct sql_val *v)
+{
+	const struct store_service *x = (const struct store_service *)rows + i;
+
+	/* ServiceIDs use all 64 bits: stored as the same bits, signed */
+	v[0] = V_INT((int64_t)x->id);
+	v[1] = V_BLOB(x->gid, 16);
+	v[2] = V_INT(x->pkey);
+	v[3] = V_BLOB(x->record, STORE_SERVICE_SIZE);
+	v[4] = V_INT(x->expires);
+	v[5] = V_INT(now);		/* registered */
+	return x->present;
+}
+
+static const struct row_table service_rows = {
+	.put_sql = "INSERT INTO service (id, gid, pkey, record, expires, registered)"
+		   " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id, gid, pkey) DO UPDATE SET"
+		   " record = excluded.record, expires = excluded.expires",
+	.del_sql = "DELETE FROM service WHERE id = ?1 AND gid = ?2 AND pkey = ?3",
+	.nput = 6, .ndel = 3, .what = "saving a service", .row = service_row,
+};
 
 int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now)
 {
-	sqlite3_stmt *put = NULL, *del = NULL;
-	int r;
+	return save_rows(s, &service_rows, v, n, now);
+}
 
-	if (!n)
+struct service_each {
+	int (*cb)(void *ctx, const struct store_service *v);
+	void *ctx;
+};
+
+static int service_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct service_each *a = arg;
+	struct store_service v = { .present = 1 };
+
+	/* Rows the CHECKs let through with other sizes are skipped */
+	if (sqlite3_column_bytes(st, 1) != 16 ||
+	    sqlite3_column_bytes(st, 3) != STORE_SERVICE_SIZE)
 		return 0;
-	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
-	if (r < 0)
-		return r;
-	r = prep(s, "INSERT INTO service (id, gid, pkey, record, expires, registered)"
-		 " VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (id, gid, pkey) DO UPDATE SET"
-		 " record = excluded.record, expires = excluded.expires", &put);
-	if (!r)
-		r = prep(s, "DELETE FROM service WHERE id = ?1 AND gid = ?2 AND pkey = ?3", &del);
-	for (size_t i = 0; i < n && !r; i++) {
-		sqlite3_stmt *st = v[i].present ? put : del;
-
-		/* ServiceIDs use all 64 bits: stored as the same bits, signed */
-		sqlite3_bind_int64(st, 1, (int64_t)v[i].id);
-		sqlite3_bind_blob(st, 2, v[i].gid, 16, SQLITE_STATIC);
-		sqlite3_bind_int(st, 3, v[i].pkey);
-		if (v[i].present) {
-			sqlite3_bind_blob(st, 4, v[i].record, STORE_SERVICE_SIZE, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 5, v[i].expires);
-			sqlite3_bind_int64(st, 6, now);
-		}
-		r = run(s, st, "saving a service");
-	}
-	sqlite3_finalize(put);
-	sqlite3_finalize(del);
-	if (!r)
-		r = exec(s, "COMMIT", "committing");
-	if (r < 0)
-		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-	return r;
+	v.id = (uint64_t)sqlite3_column_int64(st, 0);
+	memcpy(v.gid, sqlite3_column_blob(st, 1), 16);
+	v.pkey = (uint16_t)sqlite3_column_int(st, 2);
+	memcpy(v.record, sqlite3_column_blob(st, 3), STORE_SERVICE_SIZE);
+	v.expires = sqlite3_column_int64(st, 4);
+	return a->cb(a->ctx, &v);
 }
 
 int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
 			  void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int r = prep(s, "SELECT id, gid, pkey, record, expires FROM service ORDER BY id, gid, pkey",
-		     &st);
-	int rc = SQLITE_DONE;
+	struct service_each a = { cb, ctx };
 
-	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_service v = { .present = 1 };
+	return each_row(s, "SELECT id, gid, pkey, record, expires FROM service"
+			" ORDER BY id, gid, pkey", NULL, 0, "reading services",
+			service_each_row, &a);
+}
 
-		/* Rows the CHECKs let through with other sizes are skipped */
-		if (sqlite3_column_bytes(st, 1) != 16 ||
-		    sqlite3_column_bytes(st, 3) != STORE_SERVICE_SIZE)
-			continue;
-		v.id = (uint64_t)sqlite3_column_int64(st, 0);
-		memcpy(v.gid, sqlite3_column_blob(st, 1), 16);
-		v.pkey = (uint16_t)sqlite3_column_int(st, 2);
-		memcpy(v.record, sqlite3_column_blob(st, 3), STORE_SERVICE_SIZE);
-		v.expires = sqlite3_column_int64(st, 4);
-		r = cb(ctx, &v);
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading services");
-	sqlite3_finalize(st);
-	return r;
+struct partition_each {
+	int (*cb)(void *ctx, const struct store_partition *p);
+	void *ctx;
+};
+
+static int partition_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct partition_each *a = arg;
+	struct store_partition p = {
+		.pkey = (uint16_t)(sqlite3_column_int(st, 0) & 0x7fff),
+		.ipoib = sqlite3_column_int(st, 2) != 0,
+	};
+
+	col_text(st, 1, p.name, sizeof(p.name));
+	return a->cb(a->ctx, &p);
 }
 
 int store_foreach_partition(struct store *s,
 			    int (*cb)(void *ctx, const struct store_partition *p), void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int r = prep(s, "SELECT pkey, name, ipoib FROM partition ORDER BY pkey", &st);
-	int rc = SQLITE_DONE;
+	struct partition_each a = { cb, ctx };
 
-	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_partition p = {
-			.pkey = (uint16_t)(sqlite3_column_int(st, 0) & 0x7fff),
-			.ipoib = sqlite3_column_int(st, 2) != 0,
-		};
-		const unsigned char *name = sqlite3_column_text(st, 1);
+	return each_row(s, "SELECT pkey, name, ipoib FROM partition ORDER BY pkey", NULL, 0,
+			"reading partitions", partition_each_row, &a);
+}
 
-		snprintf(p.name, sizeof(p.name), "%s", name ? (const char *)name : "");
-		r = cb(ctx, &p);
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading partitions");
-	sqlite3_finalize(st);
-	return r;
+struct port_pkey_each {
+	int (*cb)(void *ctx, const struct store_port_pkey *k);
+	void *ctx;
+};
+
+static int port_pkey_each_row(sqlite3_stmt *st, void *arg)
+{
+	const struct port_pkey_each *a = arg;
+	struct store_port_pkey k = {
+		.port_guid = col_guid(st, 0),
+		.pkey = (uint16_t)((sqlite3_column_int(st, 1) & 0x7fff) |
+				   (sqlite3_column_int(st, 2) ? 0x8000 : 0)),
+	};
+
+	return a->cb(a->ctx, &k);
 }
 
 int store_foreach_port_pkey(struct store *s,
 			    int (*cb)(void *ctx, const struct store_port_pkey *k), void *ctx)
 {
-	sqlite3_stmt *st = NULL;
-	int r = prep(s, "SELECT port_guid, pkey, full FROM port_pkey ORDER BY pkey, port_guid",
-		     &st);
-	int rc = SQLITE_DONE;
+	struct port_pkey_each a = { cb, ctx };
 
-	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_port_pkey k = {
-			.port_guid = col_guid(st, 0),
-			.pkey = (uint16_t)((sqlite3_column_int(st, 1) & 0x7fff) |
-					   (sqlite3_column_int(st, 2) ? 0x8000 : 0)),
-		};
-
-		r = cb(ctx, &k);
-	}
-	if (!r && rc != SQLITE_DONE)
-		r = store_fail(s, rc, "reading P_Keys");
-	sqlite3_finalize(st);
-	return r;
+	return each_row(s, "SELECT port_guid, pkey, full FROM port_pkey ORDER BY pkey, port_guid",
+			NULL, 0, "reading P_Keys", port_pkey_each_row, &a);
 }

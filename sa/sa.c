@@ -409,8 +409,10 @@ static void respond_status(struct sa *sa, const struct sa_mad *req, const struct
 			   uint16_t status)
 {
 	struct sa_mad resp;
+	/* IBA 15.4: every method its own response, but Set's (and others') is GetResp */
 	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
 			 req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
+			 req->hdr.method == SA_METHOD_GET_MULTI ? SA_METHOD_GET_MULTI_RESP :
 			 SA_METHOD_GET_RESP;
 
 	respond_hdr(req, &resp, method, status);
@@ -1634,7 +1636,11 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_LFT_RECORD: e = collect_lfts(sa, &req, &recs); break;
 	case SA_ATTR_SM_INFO_RECORD: e = collect_sm_infos(sa, &req, &recs); break;
 	case SA_ATTR_PKEY_RECORD: e = sa_pkey_collect(sa, &req, &recs); break;
-	case SA_ATTR_GUID_INFO_RECORD: e = sa_guid_collect(sa, &req, &recs); break;
+	case SA_ATTR_GUID_INFO_RECORD:
+		if (sa_guid_query(sa, &req, from))
+			return;		/* blocks not seen yet: read first */
+		e = sa_guid_collect(sa, &req, &recs);
+		break;
 	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_INFORM_INFO_RECORD: e = sa_inform_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
@@ -1664,6 +1670,12 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		return;
 	}
 	answer_records(sa, &req, from, &recs);
+}
+
+void sa_respond_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			struct records *recs)
+{
+	answer_records(sa, req, from, recs);
 }
 
 /* Get: exactly one record; GetTable: all of them through RMPP. Frees recs. */

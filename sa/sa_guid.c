@@ -14,8 +14,13 @@
  *  - the block is written to the port with a GUIDInfo Set SMP and the
  *    answer is what the port then holds, as its SMA reports it; a port that
  *    refuses the Set leaves the table as it was (ERR_NO_RESOURCES);
+ *  - a block this smd has not seen yet (it started after the port got its
+ *    aliases, from an earlier smd or another SM) is read from the port
+ *    first (GUIDInfo Get), so that the Set keeps the GUIDs already there;
  *  - the aliases of a port that leaves the fabric go at the next sweep.
- * GUIDInfoRecord Get/GetTable show every endport's table as smd holds it.
+ * GUIDInfoRecord Get/GetTable show every endport's table as smd holds it;
+ * a query that names a port (LID) whose blocks smd has not seen reads them
+ * from the port first, one Get at a time (a query of every port does not).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -28,6 +33,7 @@
 struct alias_port {
 	uint64_t guid;
 	uint16_t cap;			/* entries, GUIDCap when it was set */
+	uint32_t known;			/* blocks read from or written to the port */
 	uint64_t *g;			/* [cap], 0: free */
 };
 
@@ -38,6 +44,10 @@ struct gi_pending {
 	struct mad_addr from;
 	uint64_t port_guid;
 	uint8_t block;
+	bool reading;			/* a Get of a block not seen yet, the Set after it */
+	bool query;			/* Gets of the blocks not seen, then the records */
+	bool one_block;			/* the query names a block: want_block */
+	uint8_t want_block;
 	uint64_t want[8];		/* the block to write */
 };
 
@@ -299,6 +309,7 @@ static int store_block(struct sa *sa, const struct fab_port *p, unsigned int b,
 		ap = &db->v[db->n];
 		ap->guid = p->guid;
 		ap->cap = (uint16_t)cap;
+		ap->known = 0;
 		ap->g = calloc(cap, sizeof(*ap->g));
 		if (!ap->g)
 			return -ENOMEM;
@@ -310,7 +321,17 @@ static int store_block(struct sa *sa, const struct fab_port *p, unsigned int b,
 		if (i && i < ap->cap)
 			ap->g[i] = g[k];
 	}
+	if (b < 32)
+		ap->known |= UINT32_C(1) << b;
 	return reindex(db);
+}
+
+/* Has this smd read or written block b of port p since the port came? */
+static bool block_known(const struct sa *sa, const struct fab_port *p, unsigned int b)
+{
+	const struct alias_port *ap = aliases_of(sa->gi, p->guid);
+
+	return ap && b < 32 && (ap->known & (UINT32_C(1) << b));
 }
 
 static void gi_done(void *arg, int status, const uint8_t data[64])
@@ -351,35 +372,38 @@ static void gi_done(void *arg, int status, const uint8_t data[64])
 	free(q);
 }
 
-uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+static void gi_read_done(void *arg, int status, const uint8_t data[64]);
+
+/* Queue q (its request, port and block set) and send its SMP: 0, or the status to answer */
+static uint16_t gi_send(struct sa *sa, struct gi_pending *q, const struct fab_port *p)
 {
-	const struct fab_port *who = fabric_port_by_lid(sa->f, from->slid), *p;
+	struct sa_guid_db *db = sa->gi;
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
+
+	q->next = db->pending;
+	db->pending = q;
+	db->npending++;
+	if (!q->reading)
+		guid_block_encode(q->want, data);
+	/* IBA 14.2.5.5: the attribute modifier is the block number */
+	if (sa->env->smp(sa->env->ctx, p, q->reading ? MAD_METHOD_GET : MAD_METHOD_SET,
+			 SMP_ATTR_GUID_INFO, q->block, data, q->reading ? gi_read_done : gi_done,
+			 q) < 0) {
+		gi_unlink(db, q);
+		free(q);
+		return SA_STATUS_NO_RESOURCES;
+	}
+	return 0;	/* q may be gone already: the answer can come at once */
+}
+
+/* The block to write for req (block b of port p, as smd knows it), and its Set */
+static uint16_t gi_write(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			 const struct fab_port *p, unsigned int b)
+{
 	bool set = req->hdr.method == SA_METHOD_SET;
 	uint64_t m = req->comp_mask, want[8];
-	struct sa_guid_db *db;
 	struct gi_pending *q;
-	uint16_t lid;
-	unsigned int b;
 
-	if (!sa->env->smp)
-		return MAD_STATUS_METHOD_ATTR_UNSUPP;
-	if ((m & 3) != 3 || !(m & (UINT64_C(0xff) << 4)))
-		return SA_STATUS_INSUFFICIENT;
-	lid = (uint16_t)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 0);
-	b = (unsigned int)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 1);
-	p = fabric_port_by_lid(sa->f, lid);
-	if (!p || p->lid != lid)
-		return SA_STATUS_NO_RECORDS;
-	if (p->node->type == NODE_TYPE_SWITCH)
-		return SA_STATUS_REQ_INVALID;
-	/* A port keeps its own table; others only with the trusted SM_Key */
-	if (p != who && !sa_trusted(sa, req))
-		return SA_STATUS_DENIED;
-	db = gdb(sa);
-	if (!db)
-		return SA_STATUS_NO_RESOURCES;
-	if (db->npending >= GI_PENDING_MAX)
-		return SA_STATUS_NO_RESOURCES;
 	block_of(sa, p, b, want);
 	for (unsigned int k = 0; k < 8; k++) {
 		unsigned int i = b * 8 + k;
@@ -416,20 +440,186 @@ uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct ma
 	q->port_guid = p->guid;
 	q->block = (uint8_t)b;
 	memcpy(q->want, want, sizeof(want));
+	return gi_send(sa, q, p);
+}
+
+/* The block as the port holds it, read before a Set: now the Set */
+static void gi_read_done(void *arg, int status, const uint8_t data[64])
+{
+	struct gi_pending *q = arg;
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	uint64_t held[8];
+	uint16_t st;
+
+	gi_unlink(sa->gi, q);
+	if (status || !p) {
+		log_warn("SA: port 0x%016llx did not answer a GUIDInfo Get of block %u (%s): "
+			 "alias GUIDs refused", (unsigned long long)q->port_guid, q->block,
+			 status ? strerror(-status) : "it left the fabric");
+		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
+		free(q);
+		return;
+	}
+	guid_block_decode(data, held);
+	if (q->block == 0)
+		held[0] = p->guid;
+	st = store_block(sa, p, q->block, held) < 0 ? SA_STATUS_NO_RESOURCES :
+	     gi_write(sa, &q->req, &q->from, p, q->block);
+	if (st)
+		sa_respond_status(sa, &q->req, &q->from, st);
+	free(q);
+}
+
+uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	const struct fab_port *who = fabric_port_by_lid(sa->f, from->slid), *p;
+	uint64_t m = req->comp_mask;
+	struct sa_guid_db *db;
+	struct gi_pending *q;
+	uint16_t lid;
+	unsigned int b;
+
+	if (!sa->env->smp)
+		return MAD_STATUS_METHOD_ATTR_UNSUPP;
+	if ((m & 3) != 3 || !(m & (UINT64_C(0xff) << 4)))
+		return SA_STATUS_INSUFFICIENT;
+	lid = (uint16_t)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 0);
+	b = (unsigned int)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 1);
+	p = fabric_port_by_lid(sa->f, lid);
+	if (!p || p->lid != lid)
+		return SA_STATUS_NO_RECORDS;
+	if (p->node->type == NODE_TYPE_SWITCH)
+		return SA_STATUS_REQ_INVALID;
+	/* A port keeps its own table; others only with the trusted SM_Key */
+	if (p != who && !sa_trusted(sa, req))
+		return SA_STATUS_DENIED;
+	db = gdb(sa);
+	if (!db)
+		return SA_STATUS_NO_RESOURCES;
+	if (db->npending >= GI_PENDING_MAX)
+		return SA_STATUS_NO_RESOURCES;
+	for (unsigned int k = 0; k < 8; k++) {
+		unsigned int i = b * 8 + k;
+
+		if (!(m & GIR_CM_GUID(k)))
+			continue;
+		if (i == 0)
+			return SA_STATUS_REQ_INVALID;	/* the port GUID stays */
+		if (i >= p->pi.guid_cap)
+			return SA_STATUS_NO_RESOURCES;	/* past GUIDCap: the table is full */
+	}
+	if (block_known(sa, p, b))
+		return gi_write(sa, req, from, p, b);
+	/* Not seen yet: what the port holds first, so that the Set keeps it */
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return SA_STATUS_NO_RESOURCES;
+	q->sa = sa;
+	q->req = *req;
+	q->from = *from;
+	q->port_guid = p->guid;
+	q->block = (uint8_t)b;
+	q->reading = true;
+	return gi_send(sa, q, p);
+}
+
+/* ---- a query of one port: the blocks not seen yet read first ---- */
+
+static void gi_query_next(struct gi_pending *q);
+
+static void gi_query_done(void *arg, int status, const uint8_t data[64])
+{
+	struct gi_pending *q = arg;
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	uint64_t held[8];
+
+	/* A block the port does not give stays unknown: the answer says what smd knows */
+	if (!status && p) {
+		guid_block_decode(data, held);
+		if (q->block == 0)
+			held[0] = p->guid;
+		if (store_block(sa, p, q->block, held) < 0)
+			log_error("SA: out of memory keeping a GUIDInfo block");
+	}
+	q->block++;
+	gi_query_next(q);
+}
+
+/* Send the Get of the next block not seen, or answer with the port's records */
+static void gi_query_next(struct gi_pending *q)
+{
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	struct records recs = { .size = 72 };
+	uint8_t data[SMP_DATA_SIZE] = { 0 };
+
+	while (p && q->block < blocks_of(p) &&
+	       ((q->one_block && q->block != q->want_block) || block_known(sa, p, q->block)))
+		q->block++;
+	if (p && q->block < blocks_of(p) && !(q->one_block && q->block > q->want_block)) {
+		/* IBA 14.2.5.5: the attribute modifier is the block number */
+		if (sa->env->smp(sa->env->ctx, p, MAD_METHOD_GET, SMP_ATTR_GUID_INFO, q->block,
+				 data, gi_query_done, q) == 0)
+			return;		/* q may be gone already */
+		q->block = (uint8_t)blocks_of(p);
+	}
+	gi_unlink(sa->gi, q);
+	if (!p) {
+		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RECORDS);
+	} else {
+		recs.max_n = q->req.hdr.method == SA_METHOD_GET ? 2 : 0;
+		if (guid_records(sa, p, &q->req, &recs) < 0 &&
+		    q->req.hdr.method != SA_METHOD_GET) {
+			free(recs.buf);
+			sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
+		} else {
+			sa_respond_records(sa, &q->req, &q->from, &recs);
+		}
+	}
+	free(q);
+}
+
+bool sa_guid_query(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	const struct fab_port *p;
+	struct sa_guid_db *db;
+	struct gi_pending *q;
+	bool one = req->comp_mask & 2, unseen = false;
+	unsigned int b = 0;
+	uint16_t lid;
+
+	if (!sa->env->smp || !(req->comp_mask & 1))
+		return false;
+	lid = (uint16_t)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 0);
+	p = fabric_port_by_lid(sa->f, lid);
+	/* Switch port 0 holds its GUID alone (no aliases): nothing to read */
+	if (!p || p->lid != lid || p->node->type == NODE_TYPE_SWITCH || p->pi.guid_cap <= 1 ||
+	    !sa_part_visible(sa, p))
+		return false;
+	if (one) {
+		b = (unsigned int)sa_record_field(SA_ATTR_GUID_INFO_RECORD, req->data, 1);
+		unseen = b < (unsigned int)blocks_of(p) && !block_known(sa, p, b);
+	}
+	for (int k = 0; !one && k < blocks_of(p); k++)
+		unseen |= !block_known(sa, p, (unsigned int)k);
+	db = gdb(sa);
+	if (!unseen || !db || db->npending >= GI_PENDING_MAX)
+		return false;	/* answered now, from what smd knows */
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return false;
+	q->sa = sa;
+	q->req = *req;
+	q->from = *from;
+	q->port_guid = p->guid;
+	q->query = true;
+	q->one_block = one;
+	q->want_block = (uint8_t)b;
 	q->next = db->pending;
 	db->pending = q;
 	db->npending++;
-	{
-		uint8_t data[SMP_DATA_SIZE];
-
-		guid_block_encode(want, data);
-		/* IBA 14.2.5.5: the attribute modifier is the block number */
-		if (sa->env->smp(sa->env->ctx, p, MAD_METHOD_SET, SMP_ATTR_GUID_INFO, b, data,
-				 gi_done, q) < 0) {
-			gi_unlink(db, q);
-			free(q);
-			return SA_STATUS_NO_RESOURCES;
-		}
-	}
-	return 0;
+	gi_query_next(q);
+	return true;
 }

@@ -47,6 +47,7 @@ struct sub {
 struct report {
 	struct report *next;
 	uint64_t port_guid;
+	uint16_t enumeration;		/* of the subscription it is for */
 	uint16_t dlid;
 	uint32_t qpn;
 	uint32_t tid;
@@ -125,12 +126,13 @@ static bool same_sub(const struct sub *s, uint64_t guid, const struct inform_inf
 	       s->ii.qpn == ii->qpn;
 }
 
-static void drop_reports_of(struct sa_inform_db *db, uint64_t guid)
+/* The Reports still waiting for port guid's ReportResp (sub: for that subscription only) */
+static void drop_reports_of(struct sa_inform_db *db, uint64_t guid, const struct sub *sub)
 {
 	for (struct report **pp = &db->reports; *pp;) {
 		struct report *r = *pp;
 
-		if (r->port_guid != guid) {
+		if (r->port_guid != guid || (sub && r->enumeration != sub->enumeration)) {
 			pp = &r->next;
 			continue;
 		}
@@ -166,6 +168,7 @@ uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad
 		}
 		if (!ii.subscribe) {
 			/* Unsubscribe: this one goes, and its Reports with it */
+			drop_reports_of(db, who->guid, &db->v[i]);
 			db->v[i] = db->v[--db->n];
 			db->st.unsubscribed++;
 			inform_info_encode(&ii, out);
@@ -279,6 +282,7 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 		return;
 	}
 	r->port_guid = s->port_guid;
+	r->enumeration = s->enumeration;
 	r->dlid = s->lid;
 	r->qpn = s->qpn;
 	r->interval = interval_of(s);
@@ -508,7 +512,7 @@ void sa_inform_update(struct sa *sa, const struct fabric *f)
 		log_info("SA: port 0x%016llx left the fabric: its subscription to trap %u is "
 			 "dropped", (unsigned long long)db->v[k].port_guid, db->v[k].ii.trap_num);
 		db->st.dropped_subs++;
-		drop_reports_of(db, db->v[k].port_guid);
+		drop_reports_of(db, db->v[k].port_guid, NULL);
 	}
 	db->n = kept;
 	/* Ports gone (65) and come (64): a merge of the two sorted lists */

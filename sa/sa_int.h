@@ -105,6 +105,8 @@ void sa_service_free(struct sa *sa);
  */
 int sa_guid_collect(struct sa *sa, const struct sa_mad *req, struct records *r);
 uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+/* A Get/GetTable of one port's blocks smd has not seen: true when it reads them and answers */
+bool sa_guid_query(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
 /* A new model: the aliases of ports that left go */
 void sa_guid_prune(struct sa *sa);
 void sa_guid_free(struct sa *sa);
@@ -150,6 +152,9 @@ void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad
 		       uint16_t status);
 void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       uint8_t method, const uint8_t *rec, size_t size);
+/* ...or the records collected (Get: exactly one; GetTable: RMPP). Frees recs. */
+void sa_respond_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
+			struct records *recs);
 /*
  * sa_part.c: partitions. What the requester of the request being answered
  * may see: records of port p (a switch: by its port 0); the P_Key a

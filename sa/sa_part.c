@@ -100,20 +100,43 @@ bool sa_part_group_visible(const struct sa *sa, uint16_t pkey)
  * per 32-entry block; the endports' under their LIDs, and the switch ports
  * facing CAs (their enforcement tables) under the switch's LID.
  */
+/*
+ * The port's table is PartitionCap entries long (a switch's external port:
+ * PartitionEnforcementCap; IBA 14.2.5.3, 14.2.5.4): every block of it is
+ * a record, those past the keys smd keeps all zeros, as the port holds them
+ */
+static unsigned int pkey_table_len(const struct fab_port *p)
+{
+	const struct fab_node *n = p->node;
+	unsigned int cap;
+
+	if (n->type == NODE_TYPE_SWITCH && p->num)
+		cap = n->si_valid ? n->si.partition_enf_cap : 0;
+	else
+		cap = n->ni.partition_cap;
+	if (cap > PKEY_TABLE_MAX)
+		cap = PKEY_TABLE_MAX;
+	return cap > p->pkey_len ? cap : p->pkey_len;
+}
+
 static int pkey_port(struct sa *sa, uint16_t lid, const struct fab_port *p,
 		     const struct sa_mad *req, struct records *r)
 {
+	unsigned int len;
 	uint8_t rec[72];
 	int e = 0;
 
 	if (!p->pkeys_valid || !p->pkey_tab)
 		return 0;
-	for (unsigned int b = 0; b * PKEY_BLOCK_SIZE < p->pkey_len && !e; b++) {
+	len = pkey_table_len(p);
+	for (unsigned int b = 0; b * PKEY_BLOCK_SIZE < len && !e; b++) {
 		uint16_t blk[PKEY_BLOCK_SIZE] = { 0 };
-		unsigned int n = p->pkey_len - b * PKEY_BLOCK_SIZE;
+		unsigned int n = b * PKEY_BLOCK_SIZE < p->pkey_len ?
+				 p->pkey_len - b * PKEY_BLOCK_SIZE : 0;
 
-		memcpy(blk, p->pkey_tab + b * PKEY_BLOCK_SIZE,
-		       (n > PKEY_BLOCK_SIZE ? PKEY_BLOCK_SIZE : n) * sizeof(*blk));
+		if (n)
+			memcpy(blk, p->pkey_tab + b * PKEY_BLOCK_SIZE,
+			       (n > PKEY_BLOCK_SIZE ? PKEY_BLOCK_SIZE : n) * sizeof(*blk));
 		sa_pkey_record_encode(lid, (uint16_t)b, p->num, blk, rec);
 		e = sa_rec_offer(r, req, rec);
 	}

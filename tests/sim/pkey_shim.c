@@ -24,33 +24,14 @@
  *
  * Build:  cc -shared -fPIC -O2 -o pkey_shim.so pkey_shim.c -ldl -lpthread
  * Use:    PKEY_SHIM_LOG=/tmp/sets LD_PRELOAD=./pkey_shim.so:libumad2sim.so smd ...
- * (before libumad2sim.so: both wrap open, read and write; see
- * tests/bench/madcount.c and rereg_shim.c.)
+ * (the umad interposition is umad_shim.h's, shared with rereg_shim.c)
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
+#include "umad_shim.h"
+
 #include <pthread.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
-#include <infiniband/umad.h>
 
-#define MAX_TRACKED_FD	65536
-#define UMAD_HDR	offsetof(struct ib_user_mad, data)
-/* MAD offsets (IBA 13.4.2, 14.2.1.2): class, method, hop count, attribute, DR paths, data */
-#define M_CLASS		1
-#define M_METHOD	3
-#define M_HOPCNT	7
-#define M_ATTR		16
-#define M_AMOD		20
-#define M_DATA		64
-#define M_PATH		128
 #define ATTR_NODE_INFO	0x0011
 #define ATTR_SWITCH_INFO 0x0012
 #define ATTR_PORT_INFO	0x0015
@@ -63,10 +44,6 @@
 #define MAX_ROUTES	65536
 #define MAX_PORTS	65536
 
-static unsigned char umad_fd[MAX_TRACKED_FD];
-static ssize_t (*real_write)(int, const void *, size_t);
-static ssize_t (*real_read)(int, void *, size_t);
-static int (*real_open)(const char *, int, ...);
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Directed route -> node GUID, from NodeInfo answers */
@@ -84,21 +61,6 @@ static struct enf {
 	uint8_t bits;
 } enfs[MAX_PORTS];
 static unsigned int nenfs;
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	return (uint64_t)get32(p) << 32 | get32(p + 4);
-}
 
 static int is_dr_smp(const uint8_t *mad, size_t len)
 {
@@ -169,87 +131,49 @@ static void log_set(const uint8_t *mad, uint64_t node)
 	fclose(f);
 }
 
-int open(const char *path, int flags, ...)
+static void shim_sent(const uint8_t *mad, size_t len)
 {
-	mode_t mode = 0;
-	int fd;
+	uint64_t node;
 
-	if (!real_open)
-		real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
+	if (!((mad[M_CLASS] == 0x81 || mad[M_CLASS] == 0x01) && len >= 256 &&
+	      mad[M_METHOD] == 0x02))
+		return;
+	pthread_mutex_lock(&lock);
+	node = mad[M_CLASS] == 0x81 ? node_of(mad) : 0;
+	log_set(mad, node);
+	/* What a switch port keeps: the enforcement bits of the Set */
+	if (node && get16(mad + M_ATTR) == ATTR_PORT_INFO) {
+		struct enf *e = enf_find(node, (uint8_t)get32(mad + M_AMOD), 1);
 
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
+		if (e)
+			e->bits = mad[M_DATA + PI_ENF_BYTE] & PI_ENF_MASK;
 	}
-	fd = real_open(path, flags, mode);
-	if (fd >= 0 && fd < MAX_TRACKED_FD && !strncmp(path, "/dev/infiniband/umad", 20))
-		umad_fd[fd] = 1;
-	return fd;
+	pthread_mutex_unlock(&lock);
 }
 
-ssize_t write(int fd, const void *buf, size_t count)
+static void shim_received(uint8_t *mad, size_t len)
 {
-	if (!real_write)
-		real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	if (fd >= 0 && fd < MAX_TRACKED_FD && umad_fd[fd] && count > UMAD_HDR) {
-		const uint8_t *mad = (const uint8_t *)buf + UMAD_HDR;
-		size_t len = count - UMAD_HDR;
+	const char *caps = getenv("PKEY_SHIM_CAPS");
+	uint16_t attr;
 
-		if ((mad[M_CLASS] == 0x81 || mad[M_CLASS] == 0x01) && len >= 256 &&
-		    mad[M_METHOD] == 0x02) {
-			uint64_t node;
+	if (!is_dr_smp(mad, len) || mad[M_METHOD] != 0x81 || get16(mad + 4) & 0x7fff)
+		return;
+	attr = get16(mad + M_ATTR);
+	pthread_mutex_lock(&lock);
+	if (attr == ATTR_NODE_INFO) {
+		struct route *r = route_find(mad, 1);
 
-			pthread_mutex_lock(&lock);
-			node = mad[M_CLASS] == 0x81 ? node_of(mad) : 0;
-			log_set(mad, node);
-			/* What a switch port keeps: the enforcement bits of the Set */
-			if (node && get16(mad + M_ATTR) == ATTR_PORT_INFO) {
-				struct enf *e = enf_find(node, (uint8_t)get32(mad + M_AMOD), 1);
+		if (r)
+			r->guid = get64(mad + M_DATA + 12);	/* NodeGUID */
+	} else if (attr == ATTR_SWITCH_INFO && !(caps && !strcmp(caps, "0"))) {
+		mad[M_DATA + SI_CAP_BYTE] |= SI_CAP_MASK;
+	} else if (attr == ATTR_PORT_INFO) {
+		uint64_t node = node_of(mad);
+		struct enf *e = node ? enf_find(node, (uint8_t)get32(mad + M_AMOD), 0) : NULL;
 
-				if (e)
-					e->bits = mad[M_DATA + PI_ENF_BYTE] & PI_ENF_MASK;
-			}
-			pthread_mutex_unlock(&lock);
-		}
+		if (e)
+			mad[M_DATA + PI_ENF_BYTE] = (uint8_t)((mad[M_DATA + PI_ENF_BYTE] &
+							       ~PI_ENF_MASK) | e->bits);
 	}
-	return real_write(fd, buf, count);
-}
-
-ssize_t read(int fd, void *buf, size_t count)
-{
-	ssize_t n;
-
-	if (!real_read)
-		real_read = (ssize_t (*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
-	n = real_read(fd, buf, count);
-	if (n > (ssize_t)UMAD_HDR && fd >= 0 && fd < MAX_TRACKED_FD && umad_fd[fd]) {
-		uint8_t *mad = (uint8_t *)buf + UMAD_HDR;
-		size_t len = (size_t)n - UMAD_HDR;
-		uint16_t attr;
-		const char *caps = getenv("PKEY_SHIM_CAPS");
-
-		if (!is_dr_smp(mad, len) || mad[M_METHOD] != 0x81 || get16(mad + 4) & 0x7fff)
-			return n;
-		attr = get16(mad + M_ATTR);
-		pthread_mutex_lock(&lock);
-		if (attr == ATTR_NODE_INFO) {
-			struct route *r = route_find(mad, 1);
-
-			if (r)
-				r->guid = get64(mad + M_DATA + 12);	/* NodeGUID */
-		} else if (attr == ATTR_SWITCH_INFO && !(caps && !strcmp(caps, "0"))) {
-			mad[M_DATA + SI_CAP_BYTE] |= SI_CAP_MASK;
-		} else if (attr == ATTR_PORT_INFO) {
-			uint64_t node = node_of(mad);
-			struct enf *e = node ? enf_find(node, (uint8_t)get32(mad + M_AMOD), 0) : NULL;
-
-			if (e)
-				mad[M_DATA + PI_ENF_BYTE] = (uint8_t)((mad[M_DATA + PI_ENF_BYTE] &
-								       ~PI_ENF_MASK) | e->bits);
-		}
-		pthread_mutex_unlock(&lock);
-	}
-	return n;
+	pthread_mutex_unlock(&lock);
 }

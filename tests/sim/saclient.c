@@ -26,7 +26,7 @@
  *        [hop=] [qos=] [sl=] [rev=1] [get=1]
  *   mpath sgids=G,G.. dgids=G,G.. [numb=] [sid=] [rev=1] [tclass=] [pad=]
  *   gir-set lid= block= i=guid...  /  gir-del lid= block= i=0...
- *   gir lid=                  GUIDInfoRecords of a LID
+ *   gir lid= [block=] [get=1]  GUIDInfoRecords of a LID (GetTable, or Get)
  *   pir [lid=] [capmask=] [capmask2=]   PortInfoRecords (LID/port, capmask)
  *   vlarb lid= [port=] [block=] / sl2vl lid= [in=] [out=]
  * --issm holds issm open: ibsim hands unsolicited MADs (Reports) only to
@@ -538,15 +538,19 @@ static int v_iir(void)
 	for (size_t i = 0; a.rsize && i < a.len / a.rsize; i++) {
 		const uint8_t *rec = a.data + i * a.rsize, *ii = rec + 24;
 		unsigned w = lost_words(i * a.rsize, a.rsize);
-		char gid[64];
+		char gid[64], igid[64];
 
 		if (w)
 			printf("lost rec=%zu words=0x%02x\n", i, w);
 
 		gid_str(rec, gid);
-		printf("iir subscriber=%s enum=%u trap=%u type=%u producer=%u\n", gid,
+		gid_str(ii, igid);
+		/* InformInfoRecord (IBA 15.2.5.12): SubscriberGID, Enum, InformInfo at 24 */
+		printf("iir subscriber=%s enum=%u trap=%u type=%u producer=%u gid=%s lid_begin=%u "
+		       "lid_end=%u generic=%u subscribe=%u qpn=%u resptime=%u\n", gid,
 		       get16(rec + 16), get16(ii + 26), get16(ii + 24),
-		       (unsigned)(get32(ii + 32) & 0xffffff));
+		       (unsigned)(get32(ii + 32) & 0xffffff), igid, get16(ii + 16),
+		       get16(ii + 18), ii[22], ii[23], get32(ii + 28) >> 8, ii[31] & 0x1f);
 	}
 	printf("iir records=%zu\n", a.rsize ? a.len / a.rsize : 0);
 	free(a.data);
@@ -799,7 +803,7 @@ static int v_gir(const char *verb, const struct kv *o)
 {
 	uint8_t m[MAD_SIZE], *r = m + SA_DATA_OFF;
 	unsigned method = !strcmp(verb, "gir-set") ? M_SET : !strcmp(verb, "gir-del") ?
-			  M_DELETE : M_GETTABLE;
+			  M_DELETE : num(o, "get", 0) ? M_GET : M_GETTABLE;
 	uint64_t mask = 1;
 	struct answer a;
 	int rc;
@@ -826,12 +830,17 @@ static int v_gir(const char *verb, const struct kv *o)
 		return fail(verb, &a, rc);
 	for (size_t i = 0; a.rsize && i < a.len / a.rsize; i++) {
 		const uint8_t *g = a.data + i * a.rsize;
+		unsigned w = method == M_GETTABLE ? lost_words(i * a.rsize, a.rsize) : 0;
 
+		if (w)
+			printf("lost rec=%zu words=0x%02x\n", i, w);
 		printf("%s lid=%u block=%u", verb, get16(g), g[2]);
 		for (unsigned n = 0; n < 8; n++)
 			printf(" g%u=0x%016" PRIx64, n, get64(g + 8 + 8 * n));
 		printf("\n");
 	}
+	if (method == M_GETTABLE)
+		printf("%s records=%zu\n", verb, a.rsize ? a.len / a.rsize : 0);
 	free(a.data);
 	return 0;
 }

@@ -18,7 +18,7 @@
 #                      node of the file, i.e. the SM host of topogen fabrics)
 #   SIM_PRELOAD_BEFORE libraries sim_run preloads BEFORE libumad2sim.so (shims
 #                      that wrap open/write must come first, see madcount.c)
-#   SIM_IBSIM_PRELOAD  a library preloaded into ibsim itself (mkey_sma.c: an
+#   SIM_IBSIM_PRELOAD  a library preloaded into ibsim itself (sma_shim.c: an
 #                      SMA that enforces M_Key, which ibsim does not)
 # Exported by sim_start: IBSIM_SOCKNAME, SIM_DIR, SIM_LOG, SIM_PRELOAD.
 # sim_start installs EXIT/INT/TERM traps that call sim_stop; an EXIT trap the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # M_Key (issue 12). ibsim 0.10 neither enforces nor stores M_Key, so ibsim
-# runs with tests/sim/mkey_sma.c preloaded: an SMA that keeps each port's
+# runs with tests/sim/sma_shim.c preloaded: an SMA that keeps each port's
 # M_Key, ProtectBits, LeasePeriod and violations and drops what a real SMA
 # drops (tests/sim/README.md). On a line of two switches:
 #  1. with m_key, every CA port and switch holds the key smd derived for it
@@ -34,9 +34,9 @@ cleanup() {
 }
 trap 'cleanup; sim_stop' EXIT
 cd "$tmp" || exit 1
-cc -shared -fPIC -O2 -o mkey_sma.so "$here/mkey_sma.c" -ldl || { bad "building the shim"; finish; }
+cc -shared -fPIC -O2 -o sma_shim.so "$here/sma_shim.c" -ldl || { bad "building the shim"; finish; }
 $GEN line 2 -o net 2>/dev/null
-export MKEY_SMA_NET=$tmp/net MKEY_SMA_LOG=$tmp/sma.log
+export SMA_SHIM_NET=$tmp/net SMA_SHIM_LOG=$tmp/sma.log
 ctl() { "$SMCTL" --socket "$tmp/control" "$@"; }
 secret=0x5ec12e7000c0ffee
 key_of() { "$ROGUE" mkey derive "$secret" "$1"; }
@@ -63,7 +63,7 @@ expect() {
 # Fields 1-3 (M_Key ProtectBits LeasePeriod) of pinfo
 keyfields() { pinfo "$@" | cut -d' ' -f1-3; }
 
-SIM_IBSIM_PRELOAD=$tmp/mkey_sma.so sim_start net >/dev/null 2>&1
+SIM_IBSIM_PRELOAD=$tmp/sma_shim.so sim_start net >/dev/null 2>&1
 check grep -q "^load nodes=4" sma.log
 
 # 1. m_key set: each port holds its own key, ProtectBits 1, lease 3 s
@@ -211,7 +211,7 @@ check smd_stop
 # 5. No m_key: M_Key 0 on every SMP, the ports' keys cleared where smd can see them
 sim_stop
 rm -f sma.log db
-SIM_IBSIM_PRELOAD=$tmp/mkey_sma.so sim_start net >/dev/null 2>&1
+SIM_IBSIM_PRELOAD=$tmp/sma_shim.so sim_start net >/dev/null 2>&1
 printf 'sweep_interval = 0\n' >conf5
 smd_start conf5 "$tmp/db" "$tmp/out5"
 check wait_for "$tmp/out5" "subnet UP" 1

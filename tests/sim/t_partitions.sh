@@ -198,6 +198,13 @@ check test "$(nodes_seen host-0017)" -eq 11
 pktr=$(cd "$T" && try3 sim_run saquery PKTR "$A1" 2>/dev/null) || true
 echo "$pktr"
 check test "$(grep -c '0x8001' <<<"$pktr")" -ge 1
+# ...entry by entry, block 0 (saquery's first record) as smpquery reads it
+pkt_sa=$(awk '/PKey Table:/ { on = 1; next } on && /0x/ { for (i = 1; i <= NF; i++) print $i }
+	on && !/0x/ { exit }' <<<"$pktr" | head -32 | tr 'A-F' 'a-f' | xargs)
+pkt_hw=$(cd "$T" && try3 sim_run smpquery pkeys "$A1" 2>/dev/null |
+	awk '/^ *[0-9]+:/ { for (i = 2; i <= NF; i++) print $i }' | head -32 | xargs) || true
+check test "$(wc -w <<<"$pkt_sa")" -eq 32
+check test "$pkt_sa" = "$pkt_hw"
 
 # ---- 3. IPoIB per partition
 mc() {	# mc HOST ARGS...: mcclient's verdict; again when it gave none (it crashed)

@@ -17,10 +17,12 @@
 #    its request sent by RMPP over several segments) gives the same;
 #  - VLArbitrationTableRecord and SL2VLTableRecord of a CA port addressed as
 #    the tools do (port 0) equal what smpquery reads from the port;
-#  - GUIDInfoRecord Set of an alias GUID: ibsim's SMA refuses GUIDInfo Set
-#    (ibsim 0.10 answers only Get), so the SA must answer ERR_NO_RESOURCES
-#    and leave the table smpquery reads as it was (the accepted case, the
-#    table written and read back, is in tests/unit/test_sa.c).
+#  - GUIDInfoRecord Set of an alias GUID puts it into the port's GUIDInfo
+#    table as smpquery reads it, Delete takes it out, the SA's records equal
+#    the table block by block, the table filled to GUIDCap refuses one more
+#    (ERR_NO_RESOURCES) and stays as it was; ibsim's own SMA refuses every
+#    GUIDInfo Set, so ibsim runs with tests/sim/sma_shim.c, which gives each
+#    endport the table IBA 14.2.5.5 describes.
 # Under umad2sim every MAD a client reads loses bytes 224-255 (SA data
 # 168-199 of each RMPP segment): saclient marks the records that overlap
 # them ("lost rec=") and the checks use only the intact ones.
@@ -38,6 +40,8 @@ cleanup() {
 }
 trap 'cleanup; sim_stop' EXIT
 $GEN ft3 4 -o "$tmp/net" 2>/dev/null
+cc -shared -fPIC -O2 -o "$tmp/sma_shim.so" "$here/sma_shim.c" -ldl || { bad "building the shim"; finish; }
+export SMA_SHIM_NET=$tmp/net SMA_SHIM_LOG=$tmp/sma.log
 
 # port_guid HOST: a CA's port 1 GUID (node GUID + 1, topogen.py)
 port_guid() {
@@ -88,7 +92,8 @@ for line in open(path):
 PY
 }
 
-sim_start "$tmp/net" >/dev/null 2>&1
+SIM_IBSIM_PRELOAD=$tmp/sma_shim.so sim_start "$tmp/net" >/dev/null 2>&1
+check grep -q "^load nodes=" "$tmp/sma.log"
 # LMC 2 (4 LIDs a port); a QoS mapping so that smd programs the VL tables;
 # light sweeps every second (ibsim sends no trap when a cable is put back)
 printf 'sweep_interval = 1\nlog_level = debug\nlmc = 2\nsl2vl = 0,1,2,3,0,1,2,3,0,1,2,3,0,1,2,15\n' >"$tmp/conf"
@@ -230,6 +235,12 @@ lpid=$!
 check wait_for "$tmp/listen" "^listening" 1
 check grep -q "^sub trap=65 subscribe=1 method=0x81 attr=0x0003" "$tmp/listen"
 check test "$(grep -c "^iir subscriber=$(gid_of "$(port_guid $s)") .* trap=6[45] " "$tmp/listen")" -eq 2
+# every field of the InformInfo as the subscriber sent it (saclient's defaults:
+# no GID, all LIDs, generic, any type and producer, QPN 0, RespTimeValue 18)
+for t in 64 65; do
+	check grep -q "^iir subscriber=$(gid_of "$(port_guid $s)") enum=[0-9]* trap=$t type=65535 producer=16777215 gid=:: lid_begin=65535 lid_end=0 generic=1 subscribe=1 qpn=0 resptime=18$" "$tmp/listen"
+done
+check test "$(sed -n 's/^iir .* enum=\([0-9]*\) .*/\1/p' "$tmp/listen" | sort -u | wc -l)" -eq 2
 # "within one sweep": when the Report is there, one sweep has found the
 # fabric without the host (N - 1 nodes), one with it back (N nodes)
 nodes=$(grep -cE '^(Switch|Hca)' "$tmp/net")
@@ -282,20 +293,129 @@ SIM_HOST=$b sim_run "$SMCTL" sa path --sgid "$(gid_of "$gb")" --dgid "$(gid_of "
 	--numb-path 4 --service-id 0x1234 --reversible --count >"$tmp/smctl_pr" 2>/dev/null || true
 check test "$(cat "$tmp/smctl_pr")" = 4
 
-# ---- GUIDInfoRecord Set: refused when the port refuses (ibsim's SMA) ----
-SIM_HOST=$a sim_run smpquery guidinfo "$la" >"$tmp/guids0" 2>/dev/null || true
-sac $a gir-set block=0 1=0x0002c9030000aa01 >/dev/null || true
-check grep -q "^gir-set status=0x0100$" "$tmp/o.$a"	# ERR_NO_RESOURCES
-SIM_HOST=$a sim_run smpquery guidinfo "$la" >"$tmp/guids1" 2>/dev/null || true
-check grep -q "$(printf '%x' $((ga)))" "$tmp/guids1"
-check cmp -s "$tmp/guids0" "$tmp/guids1"
-check grep -q "did not take GUIDInfo block 0" "$tmp/out"
+# ---- GUIDInfoRecord Set/Delete: alias GUIDs in the port's GUIDInfo table ----
+# gtab LID: the table smpquery reads from the port ("index guid", nonzero ones)
+gtab() {
+	SIM_HOST=$a sim_run smpquery guidinfo "$1" 2>/dev/null |
+		awk '/^ *[0-9]+:/ { i = $1 + 0; if ($2 !~ /^0x0+$/) print i, $2
+			if ($3 !~ /^0x0+$/) print i + 1, $3 }'
+}
+# gblock LID BLOCK: the 8 GUIDs of block BLOCK as smpquery reads them (it
+# shows the last block up to GUIDCap only: the rest are 0)
+gblock() {
+	SIM_HOST=$a sim_run smpquery guidinfo "$1" 2>/dev/null | awk -v b="$2" '
+		/^ *[0-9]+:/ { i = $1 + 0; if (int(i / 8) == b) { g[i % 8] = $2; g[i % 8 + 1] = $3 } }
+		END { for (k = 0; k < 8; k++) printf "%s ", (k in g) ? g[k] : "0x0000000000000000" }' |
+		xargs
+}
+# girline FILE VERB: the g0..g7 values of the first VERB record line of FILE
+girline() { grep -m1 "^$2 lid=" "$1" | grep -o 'g[0-7]=0x[0-9a-f]*' | cut -d= -f2 | xargs; }
+fmt() { printf '0x%016x' "$1"; }
+al1=$(fmt 0x0002c9030000aa01)
+gtab "$la" >"$tmp/g0"
+check test "$(cat "$tmp/g0")" = "0 $(fmt "$ga")"	# the port GUID alone
+SIM_HOST=$a sim_run smpquery guidinfo "$la" 2>/dev/null | grep -q "^32 guids capacity" ||
+	bad "GUIDCap of $a is not 32"
+# Set index 1: the answer, the table and the SA's Get all show it
+sac $a gir-set block=0 1="$al1" >/dev/null || true
+check test "$(girline "$tmp/o.$a" gir-set)" = "$(fmt "$ga") $al1 $(printf '0x%016x ' 0 0 0 0 0 0 | xargs)"
+gtab "$la" >"$tmp/g1"
+check test "$(cat "$tmp/g1" | xargs)" = "0 $(fmt "$ga") 1 $al1"
+check grep -q "^guidinfo-set node=$a port=1 .*block=0$" "$tmp/sma.log"
+sac $a gir lid="$la" block=0 get=1 >/dev/null
+check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$la" 0)"
+# Another host may not write it, nor take the alias for itself
+sac $b gir-set lid="$la" block=0 2=0x0002c9030000aa02 >/dev/null || true
+check grep -q "^gir-set status=0x0700$" "$tmp/o.$b"		# ERR_REQ_DENIED
+sac $b gir-set block=0 1="$al1" >/dev/null || true
+check grep -q "^gir-set status=0x0200$" "$tmp/o.$b"		# ERR_REQ_INVALID
+check test "$(gtab "$lb" | xargs)" = "0 $(fmt "$gb")"
+# GUID 0: the SA picks one; into index 31, the table's last
+sac $a gir-set block=3 7=0 >/dev/null || true
+picked=$(girline "$tmp/o.$a" gir-set | awk '{ print $8 }')
+check test -n "$picked" -a "$picked" != "$(fmt 0)"
+check grep -qx "31 $picked" <(gtab "$la")
+# Fill the table to GUIDCap (31 aliases), then one more is refused
+args=
+for blk in 0 1 2 3; do
+	set --
+	for k in 0 1 2 3 4 5 6 7; do
+		i=$((blk * 8 + k))
+		[ "$i" -eq 0 ] || [ "$i" -eq 31 ] || set -- "$@" "$k=$(fmt $((0x0002c9030000b000 + i)))"
+	done
+	args="$args gir-set block=$blk $* ;"
+done
+# shellcheck disable=SC2086
+sac $a ${args%;} >/dev/null || true
+check test "$(grep -c "^gir-set lid=$la " "$tmp/o.$a")" -eq 4
+gtab "$la" >"$tmp/gfull"
+check test "$(wc -l <"$tmp/gfull")" -eq 32
+check test "$(awk 'NR > 1 && NR < 32 && $2 != sprintf("0x0002c9030000b%03x", $1)' "$tmp/gfull")" = ""
+sac $a gir-set block=4 0=0x0002c9030000c000 >/dev/null || true
+check grep -q "^gir-set status=0x0100$" "$tmp/o.$a"		# ERR_NO_RESOURCES
+gtab "$la" >"$tmp/gfull2"
+check cmp -s "$tmp/gfull" "$tmp/gfull2"
+# Past GUIDCap the port itself refuses the block (IBA 13.4.7: 0x1c)
+SIM_HOST=$a sim_run smpdump -D 0 0x14 3 >"$tmp/dump3" 2>&1 || true
+SIM_HOST=$a sim_run smpdump -D 0 0x14 4 >"$tmp/dump4" 2>&1 || true
+check grep -q "^SMP status: 0x8000$" "$tmp/dump3"
+check grep -q "^SMP status: 0x801c$" "$tmp/dump4"
+# The SA's records, block by block, against the table (intact words only)
+sac $a gir lid="$la" >"$tmp/girall"
+check grep -q "^gir records=4$" "$tmp/girall"
+n_cmp=0
+while read -r l blk g; do
+	[ "$(gblock "$la" "$blk")" = "$g" ] || bad "GUIDInfoRecord block $blk: SA '$g'"
+	n_cmp=$((n_cmp + 1))
+done < <(intact "$tmp/girall" gir)
+check test "$n_cmp" -ge 3
+# Delete index 1: gone from the table; the alias is free again
+sac $a gir-del block=0 1=0 >/dev/null || true
+check test "$(girline "$tmp/o.$a" gir-del | awk '{ print $2 }')" = "$(fmt 0)"
+check test "$(gtab "$la" | awk '$1 == 1' | wc -l)" -eq 0
+check test "$(gtab "$la" | wc -l)" -eq 31
+sac $b gir-set block=0 1="$al1" >/dev/null || true
+check test "$(gtab "$lb" | xargs)" = "0 $(fmt "$gb") 1 $al1"
 # A switch has no alias GUIDs; the port GUID (index 0) is never replaced
 swl=$(SIM_HOST=$a sim_run smpquery -D portinfo 0,1 0 2>/dev/null | awk -F. '/^Lid/ { print $NF }')
 check test -n "$swl"
+gtab "$swl" >"$tmp/gsw0"
 sac $a gir-set lid="$swl" block=0 1=0x0002c9030000aa02 \; \
 	gir-set block=0 0=0x0002c9030000aa03 >/dev/null || true
 check test "$(grep -c "^gir-set status=0x0200$" "$tmp/o.$a")" -eq 2	# ERR_REQ_INVALID
+check test "$(gtab "$swl")" = "$(cat "$tmp/gsw0")"
+# ...its port 0's table (GUIDCap 1: the switch GUID) is the SA's record
+sac $a gir lid="$swl" block=0 get=1 >/dev/null
+check grep -q "^gir lid=$swl block=0 " "$tmp/o.$a"
+check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$swl" 0)"
+check test "$(gtab "$la" | awk '$1 == 0 { print $2 }')" = "$(fmt "$ga")"
+# A restarted smd has not seen the aliases the port holds: a Set into
+# block 0 reads the block first and keeps its other 6 aliases (the SA's
+# answer: the block as the port holds it)
+check smd_stop
+smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
+check wait_for "$tmp/out" "SA: answering" 1
+gtab "$la" >"$tmp/gr0"
+check test "$(wc -l <"$tmp/gr0")" -eq 31
+sac $a gir-set block=0 1=0x0002c9030000aa04 >/dev/null || true
+check test "$(girline "$tmp/o.$a" gir-set)" = "$(gblock "$la" 0)"
+gtab "$la" >"$tmp/gr1"
+check test "$(wc -l <"$tmp/gr1")" -eq 32
+check test "$(grep -v '^1 ' "$tmp/gr1")" = "$(cat "$tmp/gr0")"
+check grep -qx "1 $(fmt 0x0002c9030000aa04)" "$tmp/gr1"
+# ...and a query of the port reads the blocks it has not seen: the SA's
+# records are the port's table again (block 2 by Get, then all by GetTable)
+sac $a gir lid="$la" block=2 get=1 >/dev/null
+check test "$(girline "$tmp/o.$a" gir)" = "$(gblock "$la" 2)"
+check test "$(girline "$tmp/o.$a" gir | wc -w)" -eq 8
+sac $a gir lid="$la" >"$tmp/girall2"
+check grep -q "^gir records=4$" "$tmp/girall2"
+n_cmp=0
+while read -r l blk g; do
+	[ "$(gblock "$la" "$blk")" = "$g" ] || bad "GUIDInfoRecord block $blk after the restart: SA '$g'"
+	n_cmp=$((n_cmp + 1))
+done < <(intact "$tmp/girall2" gir)
+check test "$n_cmp" -ge 3
 
 check smd_stop
 finish

@@ -473,6 +473,29 @@ static void test_tables(void)
 	n = get_table(sa, SA_ATTR_PKEY_RECORD, 0, NULL, 0, &data, &rsize);
 	CHECK_EQ(n, eps);
 	free(data);
+	/* A table of PartitionCap 64 is two blocks: the second, all zeros, a record too */
+	{
+		struct fab_port *h1 = port_of("h1", 1);
+		uint16_t cap = h1->node->ni.partition_cap;
+		uint8_t q[72] = { 0 };
+
+		h1->node->ni.partition_cap = 64;
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 0, NULL, 0, &data, &rsize);
+		CHECK_EQ(n, eps + 1);
+		free(data);
+		q[0] = (uint8_t)(h1->lid >> 8);
+		q[1] = (uint8_t)h1->lid;
+		q[3] = 1;		/* BlockNum (component 1) */
+		n = get_table(sa, SA_ATTR_PKEY_RECORD, 1 | 2, q, 72, &data, &rsize);
+		CHECK_EQ(n, 1);
+		if (n == 1) {
+			CHECK_EQ(sa_record_field(SA_ATTR_PKEY_RECORD, data, 1), 1);
+			for (unsigned int i = 0; i < 32; i++)
+				CHECK_EQ(wire_bits_get(data, 64 + 16 * i, 16), 0);
+		}
+		free(data);
+		h1->node->ni.partition_cap = cap;
+	}
 	n = get_table(sa, SA_ATTR_GUID_INFO_RECORD, 0, NULL, 0, &data, &rsize);
 	CHECK_EQ(n, eps);
 	free(data);
@@ -1144,23 +1167,52 @@ static void test_services(void)
 /* ---- GUIDInfoRecord Set/Delete: alias GUIDs (issue 16) ---- */
 
 static uint64_t smp_guids[8];
-static unsigned int smp_sets;
+static unsigned int smp_sets, smp_gets;
 static bool smp_fail;
+/* What the ports hold: block 0 of up to 64 ports (index 0 is the port GUID) */
+static struct {
+	uint64_t guid;
+	uint64_t g[8];
+} held[64];
+
+static uint64_t *held_block(const struct fab_port *p)
+{
+	for (unsigned int i = 0; i < 64; i++)
+		if (held[i].guid == p->guid || !held[i].guid) {
+			held[i].guid = p->guid;
+			return held[i].g;
+		}
+	return NULL;
+}
 
 static int fake_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t attr,
 		    uint32_t amod, const uint8_t data[64],
 		    void (*done)(void *arg, int status, const uint8_t data[64]), void *arg)
 {
-	uint8_t back[64];
+	uint64_t *h = p ? held_block(p) : NULL;
+	uint8_t back[64] = { 0 };
 
 	(void)ctx;
-	CHECK_EQ(method, MAD_METHOD_SET);
+	CHECK(method == MAD_METHOD_SET || method == MAD_METHOD_GET);
 	CHECK_EQ(attr, SMP_ATTR_GUID_INFO);
 	CHECK(p && p->node->type != NODE_TYPE_SWITCH);
-	smp_sets++;
-	memcpy(back, data, 64);
-	for (unsigned int k = 0; k < 8; k++)
-		smp_guids[k] = wire_bits_get(data, 64 * k, 64);
+	if (!h) {
+		done(arg, -EIO, back);	/* more ports than the fake keeps: one that fails */
+		return 0;
+	}
+	if (method == MAD_METHOD_GET) {
+		smp_gets++;
+		for (unsigned int k = 0; h && amod == 0 && k < 8; k++)
+			wire_bits_set(back, 64 * k, 64, h[k]);
+	} else {
+		smp_sets++;
+		memcpy(back, data, 64);
+		for (unsigned int k = 0; k < 8; k++) {
+			smp_guids[k] = wire_bits_get(data, 64 * k, 64);
+			if (h && amod == 0 && k && !smp_fail)
+				h[k] = smp_guids[k];
+		}
+	}
 	/* A real SMA answers with what it holds: GUID 0 stays the port's */
 	if (amod == 0)
 		wire_bits_set(back, 0, 64, p->guid);
@@ -1208,10 +1260,12 @@ static void test_guidinfo(void)
 		CHECK(wire_bits_get(m.data, 32, 27) & SA_CAP2_ADDITIONAL_GUIDS);
 	}
 
-	/* h3 sets alias GUID 1 of block 0; the SMP writes the whole block */
+	/* h3 sets alias GUID 1 of block 0; the SMP writes the whole block,
+	 * read first (the SA has not seen it) */
 	g[1] = 0x0002c9fe00001111ull;
 	CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(1), g, h3, out), 0);
 	CHECK_EQ(smp_sets, 1);
+	CHECK_EQ(smp_gets, 1);
 	CHECK(smp_guids[0] == h3->guid && smp_guids[1] == g[1]);
 	CHECK(out[0] == h3->guid && out[1] == g[1]);
 	CHECK_EQ(sa_alias_count(sa), 1);
@@ -1284,6 +1338,69 @@ static void test_guidinfo(void)
 	CHECK_EQ(sent[0][3], SA_METHOD_DELETE_RESP);
 	CHECK(out[1] == 0 && out[3] != 0);
 	CHECK_EQ(sa_alias_count(sa), 1);
+	/* Another SA (smd restarted) knows nothing of h3's GUID 3: a Set of
+	 * GUID 5 reads the block first and keeps it (the port's table, the
+	 * SA's record) */
+	sa_free(sa);
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	{
+		uint64_t kept = out[3];
+		unsigned int gets = smp_gets;
+
+		g[5] = 0x0002c9fe00005555ull;
+		CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(5), g, h3, out), 0);
+		CHECK_EQ(smp_gets, gets + 1);
+		CHECK(smp_guids[3] == kept && smp_guids[5] == g[5]);
+		CHECK(out[3] == kept && out[5] == g[5] && out[0] == h3->guid);
+		CHECK_EQ(sa_alias_count(sa), 2);
+		/* ...once: the block is known now */
+		g[6] = 0x0002c9fe00006666ull;
+		CHECK_EQ(gir_send(sa, SA_METHOD_SET, h3, 0, GIR_CM_GUID(6), g, h3, out), 0);
+		CHECK_EQ(smp_gets, gets + 1);
+		CHECK(out[3] == kept && out[5] == g[5] && out[6] == g[6]);
+		/* A port that cannot be read: refused, nothing written */
+		smp_fail = true;
+		gets = smp_sets;
+		CHECK_EQ(gir_send(sa, SA_METHOD_SET, h1, 0, GIR_CM_GUID(1), g, h1, NULL),
+			 SA_STATUS_NO_RESOURCES);
+		CHECK_EQ(smp_sets, gets);
+		smp_fail = false;
+	}
+	/* Yet another: a Get of h3's block 0 reads it first and shows the port's
+	 * aliases; then it is known (no more reads) */
+	sa_free(sa);
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	{
+		uint8_t r72[72] = { 0 };
+		unsigned int gets = smp_gets;
+		struct sa_mad m;
+
+		r72[0] = (uint8_t)(h3->lid >> 8);
+		r72[1] = (uint8_t)h3->lid;
+		for (int round = 0; round < 2; round++) {
+			request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72,
+				1260 + (unsigned int)round);
+			CHECK_EQ(last_status(), 0);
+			CHECK_EQ(smp_gets, gets + 1);
+			CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4) == h3->guid);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 9) == g[5]);
+			CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 10) == g[6]);
+		}
+		/* A port whose table cannot be read: what smd knows, the port GUID */
+		r72[0] = (uint8_t)(h1->lid >> 8);
+		r72[1] = (uint8_t)h1->lid;
+		smp_fail = true;
+		request(sa, SA_METHOD_GET, SA_ATTR_GUID_INFO_RECORD, 3, r72, 72, 1262);
+		smp_fail = false;
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(smp_gets, gets + 2);
+		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 4) == h1->guid);
+		CHECK(sa_record_field(SA_ATTR_GUID_INFO_RECORD, m.data, 5) == 0);
+	}
 	/* Without an SMP path, Set is not supported */
 	sa_free(sa);
 	CHECK_EQ(sa_new(&env, &sa), 0);
@@ -1717,6 +1834,53 @@ static void test_inform(void)
 	fabric_free(gone);
 }
 
+/*
+ * Unsubscribing ends the Reports of that subscription still waiting for a
+ * ReportResp; those of the port's other subscriptions go on being resent
+ * (found by review while extending the SA fuzzer: the retries went on)
+ */
+static void test_inform_unsubscribe_reports(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1);
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 66,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7 };
+	unsigned int r66 = 0, r67 = 0;
+
+	e2.now = fake_now;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	ii.trap_num = 67;
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	/* A group created and deleted: one Report each, neither answered */
+	nsent = 0;
+	sa_report_mcast(sa, mgid, 0xffff, true);
+	sa_report_mcast(sa, mgid, 0xffff, false);
+	CHECK_EQ(reports(66, NULL, NULL, NULL), 1);
+	CHECK_EQ(reports(67, NULL, NULL, NULL), 1);
+	/* Unsubscribed from 66 */
+	ii.trap_num = 66;
+	ii.subscribe = 0;
+	CHECK_EQ(ii_send(sa, &ii, h1, 1), 0);
+	CHECK_EQ(sa_inform_count(sa), 1);
+	for (int k = 0; k < 20; k++) {
+		fake_us += 1000000;
+		nsent = 0;
+		sa_tick(sa);
+		r66 += reports(66, NULL, NULL, NULL);
+		r67 += reports(67, NULL, NULL, NULL);
+	}
+	CHECK_EQ(r66, 0);
+	CHECK_EQ(r67, 7);	/* 8 tries in all */
+	CHECK_EQ(sa_inform_stats(sa)->reports_dropped, 1);
+	sa_free(sa);
+}
+
 /* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
 
 /* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
@@ -1887,6 +2051,14 @@ static void test_multipath(void)
 	multipath_record_encode(&mp, rec);
 	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_MULTIPATH_RECORD, mask, rec, 200, 1606);
 	CHECK_EQ(last_status(), SA_STATUS_REQ_INVALID);
+	/*
+	 * Each refusal came as GetMultiResp, the answer a GetMulti waits for,
+	 * not GetResp (found by the SA fuzzer, fuzz_sa's check_answer)
+	 */
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_MULTI_RESP);
+	request(sa, SA_METHOD_GET_MULTI, SA_ATTR_PATH_RECORD, 0, NULL, 0, 1607);
+	CHECK_EQ(sent[0][3], SA_METHOD_GET_MULTI_RESP);
 	sa_free(sa);
 }
 
@@ -2320,6 +2492,7 @@ int main(void)
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_inform);
+	RUN(test_inform_unsubscribe_reports);
 	RUN(test_multipath);
 	RUN(test_lmc_paths);
 	RUN(test_partitions);

@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * mkey_sma.c - LD_PRELOAD shim for ibsim that gives the simulated fabric
- * the M_Key checks of a real subnet management agent.
+ * sma_shim.c - LD_PRELOAD shim for ibsim that gives the simulated fabric
+ * the subnet management agent features ibsim 0.10 lacks: M_Key checks and
+ * a writable GUIDInfo table per endport.
  *
- * ibsim 0.10 neither enforces nor remembers M_Key: sim_mad.c decodes no
+ * It sits on ibsim's client sockets: every MAD a client sends is read() by
+ * ibsim as one struct sim_request, answered in place and write()n back.
+ * For each SMP request the shim works out the port that receives it
+ * (directed route: a walk of the topology file ibsim was given, from the
+ * node the client attached to; LID routed: the LIDs the PortInfo answers
+ * showed), and then acts on the request (drop it) or on ibsim's answer
+ * (rewrite it).
+ *
+ * M_Key. ibsim neither enforces nor remembers M_Key: sim_mad.c decodes no
  * SMP M_Key (the line is commented out) and its PortInfo Set stores no
- * M_Key, M_KeyProtectBits or M_KeyLeasePeriod. This shim sits on ibsim's
- * client sockets: every MAD a client sends is read() by ibsim as one
- * struct sim_request, answered in place and write()n back. For each SMP
- * request it works out the port that receives it (directed route: a walk
- * of the topology file ibsim was given, from the node the client attached
- * to; LID routed: the LIDs the PortInfo answers showed), keeps that
- * port's M_Key, ProtectBits, LeasePeriod and M_KeyViolations, and acts as
- * IBA 14.2.4 (and Linux's software SMAs, qib/hfi1 check_mkey()) say:
+ * M_Key, M_KeyProtectBits or M_KeyLeasePeriod. The shim keeps each port's
+ * M_Key, ProtectBits, LeasePeriod and M_KeyViolations, and acts as IBA
+ * 14.2.4 (and Linux's software SMAs, qib/hfi1 check_mkey()) say:
  *  - a port whose M_Key is 0 takes any key; otherwise an SMP is valid when
  *    its M_Key matches;
  *  - an invalid Get is answered while ProtectBits < 2 (at 1, a PortInfo
@@ -29,21 +33,39 @@
  * A switch has one key, kept for port 0; a PortInfo Set to any of its
  * ports writes it (harsher than the IBA, where those fields of external
  * ports are reserved, so that a Set that would wipe the key is caught).
- * The shim sends nothing else.
  *
- * Environment: MKEY_SMA_NET (the topology file ibsim loads; without it the
- * shim does nothing), MKEY_SMA_LOG (one line per event: "violation",
+ * GUIDInfo (IBA 14.2.5.5). ibsim answers a GUIDInfo Get with the port GUID
+ * at index 0 of block 0 and zeros elsewhere, and refuses every Set (status
+ * 0x0008, "only get currently supported"). The shim keeps a table per
+ * endport (CA port, switch port 0) of GUIDCap entries, GUIDCap as the
+ * port's PortInfo answers show it (ibsim: 32 for a CA port, 1 for switch
+ * port 0). The attribute modifier is the block number, 8 GUIDs a block:
+ *  - a block at or past (GUIDCap + 7) / 8 is refused with status 0x001c
+ *    (invalid attribute modifier), Get or Set;
+ *  - a Set writes the block's entries, except index 0 (the port GUID,
+ *    read-only) and indexes at or past GUIDCap (not there, read as 0);
+ *  - Get and Set answer the block as the port now holds it, index 0 being
+ *    what ibsim shows (so a console "Guid" change is followed).
+ * Until a PortInfo answer has shown the port's GUIDCap the shim leaves
+ * ibsim's GUIDInfo answers alone ("unresolved" in the log).
+ * The shim sends nothing but the M_Key traps.
+ *
+ * Environment: SMA_SHIM_NET (the topology file ibsim loads; without it the
+ * shim does nothing), SMA_SHIM_LOG (one line per event: "violation",
  * "trap", "set", "lease-start", "lease-stopped", "lease-expired",
  * "key-seen" the first time a client uses a nonzero M_Key for a port,
- * "unresolved" for an SMP whose port it cannot name).
+ * "guidinfo-set" for every GUIDInfo Set taken, "guidinfo-bad-block",
+ * "unresolved" for an SMP whose port it cannot name), SMA_SHIM_DEBUG (a
+ * "debug" line per SMP).
  *
  * Limits: the topology is the file's (console Link/Unlink/ReLink are not
  * followed); a CA's PortInfo for another of its ports (attribute modifier)
  * is checked against the receiving port; LID-routed SMPs to a LID no
- * PortInfo answer showed yet pass unchecked ("unresolved").
+ * PortInfo answer showed yet pass unchecked ("unresolved"); the GUIDInfo
+ * tables live as long as ibsim (a port that is unplugged keeps its table).
  *
- * Build:  cc -shared -fPIC -O2 -o mkey_sma.so mkey_sma.c -ldl
- * Use:    MKEY_SMA_NET=net MKEY_SMA_LOG=log LD_PRELOAD=./mkey_sma.so ibsim -s net
+ * Build:  cc -shared -fPIC -O2 -o sma_shim.so sma_shim.c -ldl
+ * Use:    SMA_SHIM_NET=net SMA_SHIM_LOG=log LD_PRELOAD=./sma_shim.so ibsim -s net
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -101,7 +123,10 @@ struct sim_client_info {
 #define M_TRAP			0x05
 #define M_TRAP_REPRESS		0x07
 #define ATTR_NOTICE		0x0002
+#define ATTR_GUID_INFO		0x0014
 #define ATTR_PORT_INFO		0x0015
+/* IBA 13.4.7: an invalid value in the attribute or its modifier */
+#define MAD_STATUS_BAD_FIELD	0x001c
 #define NODE_CA			1
 #define NODE_SWITCH		2
 
@@ -126,6 +151,10 @@ struct holder {
 	uint16_t lid, smlid;
 	uint8_t lmc;
 	uint8_t protect;
+	/* GUIDInfo of an endport (CA port, switch port 0): IBA 14.2.5.5 */
+	bool guid_cap_known;
+	uint8_t guid_cap;
+	uint64_t *guids;		/* [guid_cap], index 0 unused (ibsim's port GUID) */
 };
 
 static struct node *nodes;
@@ -151,7 +180,9 @@ static struct {
 	uint64_t mkey;
 	uint8_t method;
 	uint16_t attr;
-	uint32_t amod;
+	uint32_t amod;			/* its low byte (PortInfo: the port) */
+	uint32_t amod32;		/* all of it (GUIDInfo: the block) */
+	uint8_t data[64];		/* the SMP data of a Set */
 } pending;
 
 static ssize_t (*real_read)(int, void *, size_t);
@@ -493,7 +524,7 @@ static bool check_request(int cl, struct sim_request *r)
 	}
 	slot = holder_of(n, p);
 	ps = slot_of(n, p);
-	if (getenv("MKEY_SMA_DEBUG"))
+	if (getenv("SMA_SHIM_DEBUG"))
 		logmsg("debug class=0x%02x method=0x%02x attr=0x%04x amod=%u node=%s port=%d "
 		       "key=0x%llx data0=0x%llx", mclass, method, attr,
 		       (unsigned int)get_be(m + 20, 4), nodes[n].name, p, (unsigned long long)key,
@@ -552,28 +583,100 @@ static bool check_request(int cl, struct sim_request *r)
 	pending = (typeof(pending)){
 		.valid = true, .tid_low = (uint32_t)get_be(m + 12, 4), .slot = slot,
 		.port_slot = ps, .mkey = key, .method = method, .attr = attr,
-		.amod = m[23],
+		.amod = m[23], .amod32 = (uint32_t)get_be(m + 20, 4),
 	};
+	memcpy(pending.data, m + 64, sizeof(pending.data));
 	return true;
 }
 
-/* The answer to the pending request: PortInfo carries the fields the shim keeps */
+/* ---- GUIDInfo (IBA 14.2.5.5) ---- */
+
+/* An endport's GUIDCap, as a PortInfo answer shows it (PortInfo byte 50) */
+static void guid_cap_learn(struct holder *e, uint8_t cap)
+{
+	uint64_t *g;
+
+	if (e->guid_cap_known && e->guid_cap == cap)
+		return;
+	g = calloc(cap ? cap : 1, sizeof(*g));
+	if (!g)
+		return;
+	for (unsigned int i = 0; e->guids && i < cap && i < e->guid_cap; i++)
+		g[i] = e->guids[i];
+	free(e->guids);
+	e->guids = g;
+	e->guid_cap = cap;
+	e->guid_cap_known = true;
+}
+
+/* ibsim's answer to the pending GUIDInfo Get or Set, replaced by the table's */
+static void guidinfo_answer(uint8_t *m)
+{
+	struct holder *e = &holders[pending.slot];
+	uint8_t *d = m + 64;
+	uint32_t block = pending.amod32;
+	uint16_t dbit = m[1] == CLASS_SMI_DR ? (uint16_t)(get_be(m + 4, 2) & 0x8000) : 0;
+	uint64_t guid0 = get_be(d, 8);	/* ibsim's: the port GUID in block 0 */
+	char who[160];
+
+	slot_name(pending.slot, who, sizeof(who));
+	if (!e->guid_cap_known) {
+		logmsg("unresolved guidinfo %s: no PortInfo answer has shown its GUIDCap", who);
+		return;
+	}
+	if (block >= (e->guid_cap + 7u) / 8) {
+		memset(d, 0, 64);
+		put_be(m + 4, 2, dbit | MAD_STATUS_BAD_FIELD);
+		logmsg("guidinfo-bad-block %s method=0x%02x block=%u cap=%u", who,
+		       pending.method, block, e->guid_cap);
+		return;
+	}
+	if (pending.method == M_SET) {
+		for (unsigned int k = 0; k < 8; k++) {
+			unsigned int i = block * 8 + k;
+
+			/* index 0 is the port GUID, read-only; past GUIDCap is nothing */
+			if (i && i < e->guid_cap)
+				e->guids[i] = get_be(pending.data + 8 * k, 8);
+		}
+		logmsg("guidinfo-set %s block=%u", who, block);
+	}
+	for (unsigned int k = 0; k < 8; k++) {
+		unsigned int i = block * 8 + k;
+
+		put_be(d + 8 * k, 8, i == 0 ? guid0 : i < e->guid_cap ? e->guids[i] : 0);
+	}
+	put_be(m + 4, 2, dbit);
+}
+
+/*
+ * The answer to the pending request: PortInfo carries the fields the shim
+ * keeps, GUIDInfo the table it keeps
+ */
 static void fix_answer(struct sim_request *r)
 {
 	uint8_t *m = (uint8_t *)r->mad, *d = m + 64;
 	struct holder *h;
-	int n;
+	int n, p = -1;
 
 	if (!pending.valid || (m[1] != CLASS_SMI && m[1] != CLASS_SMI_DR) || m[3] != 0x81 ||
 	    (uint32_t)get_be(m + 12, 4) != pending.tid_low ||
 	    get_be(m + 16, 2) != pending.attr)
 		return;
 	pending.valid = false;
+	if (pending.attr == ATTR_GUID_INFO) {
+		guidinfo_answer(m);
+		return;
+	}
 	if (pending.attr != ATTR_PORT_INFO)
 		return;
 	h = &holders[pending.slot];
 	/* What the port holds: learnt from its answers (endports: CA ports, switch port 0) */
-	n = node_of_slot(pending.port_slot, NULL);
+	n = node_of_slot(pending.port_slot, &p);
+	/* GUIDCap: only from the answer that describes the endport itself */
+	if (n >= 0 &&
+	    (pending.amod == 0 || (nodes[n].type == NODE_CA && pending.amod == (uint32_t)p)))
+		guid_cap_learn(&holders[pending.slot], d[50]);
 	if (n >= 0 && (nodes[n].type == NODE_CA || pending.amod == 0)) {
 		/* A switch's LID is its port 0's, whichever port the SMP came in by */
 		struct holder *e = &holders[nodes[n].type == NODE_CA ? pending.port_slot :
@@ -605,7 +708,7 @@ static int client_of_fd(int fd)
 
 __attribute__((constructor)) static void init(void)
 {
-	const char *net = getenv("MKEY_SMA_NET"), *lp = getenv("MKEY_SMA_LOG");
+	const char *net = getenv("SMA_SHIM_NET"), *lp = getenv("SMA_SHIM_LOG");
 
 	real_read = dlsym(RTLD_NEXT, "read");
 	real_write = dlsym(RTLD_NEXT, "write");
