@@ -16,7 +16,8 @@
  *  - the owner (smd/services.c) keeps every change in SQLite, so services
  *    survive a restart with the rest of their lease.
  * Limits: SVC_MAX records in all, SVC_PER_PORT registered by one port
- * (ERR_NO_RESOURCES past them).
+ * (ERR_NO_RESOURCES past them). The port is the physical port ServiceGID
+ * names: its port GUID and every alias GUID count together.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -285,8 +286,9 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 	if (!v) {
 		if (db && db->n >= SVC_MAX)
 			return SA_STATUS_NO_RESOURCES;
+		/* Per port, not per GID: aliases (up to 31) share the port's */
 		for (size_t i = 0; db && i < db->n; i++)
-			mine += db->v[i].guid == guid;
+			mine += sa_port_owns_guid(sa, port, db->v[i].guid);
 		if (mine >= SVC_PER_PORT)
 			return SA_STATUS_NO_RESOURCES;
 	}

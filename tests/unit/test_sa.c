@@ -1410,6 +1410,79 @@ static void test_guidinfo(void)
 	sa_free(sa);
 }
 
+/*
+ * The per-port service limit counts every GID of the port: a port with
+ * alias GUIDs gets SVC_PER_PORT (256) in all, not 256 per alias
+ */
+static void test_service_alias_limit(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h2 = port_of("h2", 1);
+	uint64_t g[8] = { 0 }, gids[4];
+	struct service_record r;
+	unsigned int i;
+
+	e2.smp = fake_smp;
+	e2.trusted_key = 0x5eed;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	/* h2 takes three alias GUIDs */
+	gids[0] = h2->guid;
+	for (i = 1; i < 4; i++) {
+		g[i] = 0x0002c9fe0000a000ull + i;
+		gids[i] = g[i];
+		CHECK_EQ(gir_send(sa, SA_METHOD_SET, h2, 0, GIR_CM_GUID(i), g, h2, NULL), 0);
+	}
+	CHECK_EQ(sa_alias_count(sa), 3);
+	/* 100 under the port GID, 100 under alias 1, 56 under alias 2: 256 */
+	for (i = 0; i < 256; i++) {
+		memset(&r, 0, sizeof(r));
+		r.id = 0x20000 + i;
+		r.pkey = 0xffff;
+		gid_encode(env.subnet_prefix, gids[i < 100 ? 0 : i < 200 ? 1 : 2], r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
+	}
+	CHECK_EQ(sa_service_count(sa), 256);
+	/* The port is full, under every one of its GIDs, and with the SM_Key too */
+	for (i = 0; i < 4; i++) {
+		memset(&r, 0, sizeof(r));
+		r.id = 0x30000 + i;
+		r.pkey = 0xffff;
+		gid_encode(env.subnet_prefix, gids[i], r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL),
+			 SA_STATUS_NO_RESOURCES);
+		req_sm_key = 0x5eed;
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL),
+			 SA_STATUS_NO_RESOURCES);
+		req_sm_key = 0;
+	}
+	CHECK_EQ(sa_service_count(sa), 256);
+	/* Replacing one it has is no new record: allowed */
+	memset(&r, 0, sizeof(r));
+	r.id = 0x20000 + 150;
+	r.pkey = 0xffff;
+	gid_encode(env.subnet_prefix, gids[1], r.gid);
+	snprintf((char *)r.name, sizeof(r.name), "%s", "replaced");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
+	/* Another port is not held back by h2's */
+	sr_make(&r, 0x30000, h1, "other");
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, NULL), 0);
+	/* One deleted under alias 2 makes room for one under alias 3 */
+	memset(&r, 0, sizeof(r));
+	r.id = 0x20000 + 255;
+	r.pkey = 0xffff;
+	gid_encode(env.subnet_prefix, gids[2], r.gid);
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h2, NULL), 0);
+	r.id = 0x30003;
+	gid_encode(env.subnet_prefix, gids[3], r.gid);
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), 0);
+	r.id = 0x30004;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h2, NULL), SA_STATUS_NO_RESOURCES);
+	CHECK_EQ(sa_service_count(sa), 257);
+	sa_free(sa);
+}
+
 static void test_limits(void)
 {
 	struct sa_env e = env;
@@ -2491,6 +2564,7 @@ int main(void)
 	RUN(test_limits);
 	RUN(test_services);
 	RUN(test_guidinfo);
+	RUN(test_service_alias_limit);
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
 	RUN(test_multipath);
