@@ -43,7 +43,12 @@ struct svc {
 struct sa_svc_db {
 	struct svc *v;
 	size_t n, cap;
-	uint64_t next_us;		/* the earliest lease end, 0: none */
+	/*
+	 * 0: no service has a lease end; else at most the earliest one. A Set
+	 * only lowers it and a Delete leaves it (O(1) each); the expiry walk,
+	 * O(n), makes it exact again, so one that is early costs one walk.
+	 */
+	uint64_t next_us;
 };
 
 static struct sa_svc_db *db_of(struct sa *sa)
@@ -109,25 +114,29 @@ static void changed(struct sa *sa, const struct svc *v, bool present)
 					 lease_left(v, now_us(sa)) : 0, present);
 }
 
-static void next_expiry(struct sa_svc_db *db)
+/* Lower next_us to t, a lease end (0: none, nothing to do) */
+static void next_lower(struct sa_svc_db *db, uint64_t t)
 {
-	db->next_us = 0;
-	for (size_t i = 0; i < db->n; i++)
-		if (db->v[i].expires_us && (!db->next_us || db->v[i].expires_us < db->next_us))
-			db->next_us = db->v[i].expires_us;
+	if (t && (!db->next_us || t < db->next_us))
+		db->next_us = t;
 }
 
+/* Remove v[i]: the last record takes its place (O(1)); next_us stays a lower bound */
 static void drop(struct sa *sa, size_t i, bool tell)
 {
 	struct sa_svc_db *db = sa->svc;
 	struct svc gone = db->v[i];
 
 	db->v[i] = db->v[--db->n];
-	next_expiry(db);
 	if (tell)
 		changed(sa, &gone, false);
 }
 
+/*
+ * One walk, O(n) however many leases end: from the end down, so the record
+ * a drop moves into slot i has been looked at already, and the survivors'
+ * earliest lease end is next_us after it.
+ */
 void sa_service_expire(struct sa *sa)
 {
 	struct sa_svc_db *db = sa->svc;
@@ -138,14 +147,18 @@ void sa_service_expire(struct sa *sa)
 	now = now_us(sa);
 	if (now < db->next_us)
 		return;
-	for (size_t i = db->n; i-- > 0;)
+	db->next_us = 0;
+	for (size_t i = db->n; i-- > 0;) {
 		if (db->v[i].expires_us && db->v[i].expires_us <= now) {
 			char name[65];
 
 			log_debug("SA: the lease of service 0x%016llx \"%s\" ended",
 				  (unsigned long long)db->v[i].id, svc_name(db->v[i].rec, name));
 			drop(sa, i, true);
+		} else {
+			next_lower(db, db->v[i].expires_us);
 		}
+	}
 }
 
 /* Add or replace; the caller checked the rules */
@@ -180,7 +193,7 @@ static struct svc *put(struct sa *sa, const uint8_t rec[SR_SIZE], uint64_t guid,
 	v->guid = guid;
 	v->expires_us = lease == SR_LEASE_INFINITE ? 0 :
 			now_us(sa) + (uint64_t)lease * 1000000 + (lease ? 0 : 1);
-	next_expiry(db);
+	next_lower(db, v->expires_us);
 	return v;
 }
 

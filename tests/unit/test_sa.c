@@ -1164,6 +1164,101 @@ static void test_services(void)
 	sa_free(sa);
 }
 
+/*
+ * Many leases end at once (one tick): exactly those go, the owner hears of
+ * each once, and the rest end on time later. Service i (ID 0x50000 + i) has
+ * a lease of 5 s (i % 3 == 0), 10 s (1) or none (2). Before the tick, one
+ * 5 s service is renewed for 100 s and one deleted: the earliest lease end
+ * the SA knew is gone, and neither must confuse what expires when.
+ */
+#define EXP_N 3000
+
+static uint32_t exp_lease(unsigned int i)
+{
+	return i % 3 == 0 ? 5 : i % 3 == 1 ? 10 : SR_LEASE_INFINITE;
+}
+
+/* Which services are there, by Get from h3; how many */
+static unsigned int exp_present(struct sa *sa, bool there[EXP_N])
+{
+	struct fab_port *h3 = port_of("h3", 1);
+	struct service_record r = { .pkey = 0xffff };
+	unsigned int k = 0;
+
+	for (unsigned int i = 0; i < EXP_N; i++) {
+		r.id = 0x50000 + i;
+		there[i] = sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, NULL) == 0;
+		k += there[i];
+	}
+	return k;
+}
+
+static void test_service_expiry(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h[3] = { port_of("h1", 1), port_of("h2", 1), port_of("h3", 1) };
+	static bool there[EXP_N];
+	struct service_record r;
+	unsigned int i, renewed = 300, deleted = 0;
+
+	e2.now = fake_now;
+	e2.service_changed = svc_changed;
+	fake_us = 7000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	for (i = 0; i < EXP_N; i++) {
+		uint8_t rec[SR_SIZE];
+
+		sr_make(&r, 0x50000 + i, h[i % 7 % 3], "exp");
+		service_record_encode(&r, rec);
+		CHECK_EQ(sa_service_restore(sa, rec, exp_lease(i)), 0);
+	}
+	CHECK_EQ(exp_present(sa, there), EXP_N);
+	/* Renew one 5 s service for 100 s, delete another */
+	fake_us += 1000000;
+	sr_make(&r, 0x50000 + renewed, h[renewed % 7 % 3], "renewed");
+	r.lease = 100;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK | SR_CM_LEASE, h[renewed % 7 % 3],
+			 NULL), 0);
+	sr_make(&r, 0x50000 + deleted, h[deleted % 7 % 3], "");
+	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h[deleted % 7 % 3], NULL), 0);
+	CHECK_EQ(sa_service_count(sa), EXP_N - 1);
+	/* Just before 5 s: nothing goes */
+	fake_us = 7000000 + 5000000 - 1;
+	svc_changes = svc_present = 0;
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, 0);
+	CHECK_EQ(sa_service_count(sa), EXP_N - 1);
+	/* 5 s: the 999 other 5 s leases end in one tick, nothing else */
+	fake_us += 1;
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, EXP_N / 3 - 2);
+	CHECK_EQ(svc_present, 0);
+	CHECK_EQ(exp_present(sa, there), EXP_N - EXP_N / 3 + 1);
+	for (i = 0; i < EXP_N; i++)
+		CHECK_EQ(there[i], i == renewed || exp_lease(i) != 5);
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, EXP_N / 3 - 2);
+	/* 10 s: the 10 s leases */
+	fake_us = 7000000 + 10000000;
+	sa_tick(sa);
+	CHECK_EQ(svc_changes, EXP_N / 3 - 2 + EXP_N / 3);
+	CHECK_EQ(exp_present(sa, there), EXP_N / 3 + 1);
+	for (i = 0; i < EXP_N; i++)
+		CHECK_EQ(there[i], i == renewed || exp_lease(i) == SR_LEASE_INFINITE);
+	/* 101 s: the renewed one; the rest have no end */
+	fake_us = 7000000 + 101000000;
+	sa_tick(sa);
+	CHECK_EQ(exp_present(sa, there), EXP_N / 3);
+	for (i = 0; i < EXP_N; i++)
+		CHECK_EQ(there[i], exp_lease(i) == SR_LEASE_INFINITE);
+	fake_us += 1000000000000ull;
+	sa_tick(sa);
+	CHECK_EQ(sa_service_count(sa), EXP_N / 3);
+	sa_free(sa);
+}
+
 /* ---- GUIDInfoRecord Set/Delete: alias GUIDs (issue 16) ---- */
 
 static uint64_t smp_guids[8];
@@ -2565,6 +2660,7 @@ int main(void)
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_service_alias_limit);
+	RUN(test_service_expiry);
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
 	RUN(test_multipath);
