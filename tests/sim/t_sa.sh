@@ -82,6 +82,12 @@ done >"$tmp/hw_lft"
 check test "$(wc -l <"$tmp/hw_lft")" -gt 10
 check test -z "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | awk '$2 != $3')"
 check test "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | wc -l)" -eq "$(wc -l <"$tmp/hw_lft")"
+# smctl sa lft shows the same block as the egress port of each LID ("-":
+# none); the LIDs ibroute lists, and only those, have a port there
+sim_run "$SMCTL" sa lft --lid 17 2>/dev/null | awk '$2 == 0 && NF == 67 {
+	for (i = 4; i <= NF; i++) if ($i != "-") print i - 4, $i }' | sort >"$tmp/ctl_lft"
+check test "$(wc -l <"$tmp/ctl_lft")" -gt 10
+check cmp -s "$tmp/ctl_lft" <(sort "$tmp/hw_lft")
 # ...and so for every switch (ft3 4: LIDs < 64, block 0 is the whole table;
 # ibroute shows the entries that lead somewhere, the SA's others say 255)
 lft_bad=0 lft_n=0
