@@ -239,12 +239,43 @@ static void print_node(const uint8_t *rec)
 	       "router", ni.node_guid, ni.port_guid, ni.num_ports, ni.local_port, nd.desc);
 }
 
-static void print_generic(uint16_t attr, const uint8_t *rec)
+/*
+ * A record's first 12 fields on one line: up to 32 bits in decimal, 64-bit
+ * ones (GUIDs, keys, SL-to-VL maps) in hex, and the wide tables byte by
+ * byte: an LFT block as the egress port of each of its 64 LIDs ("-" for
+ * 255, no port), others (GUIDInfo blocks, VL arbitration) as 64-bit words
+ */
+static void print_generic(uint16_t attr, const uint8_t *rec, size_t size)
 {
 	unsigned int n = sa_record_nfields(attr);
 
-	for (unsigned int i = 0; i < n && i < 12; i++)
-		printf("%s%" PRIu64, i ? " " : "", sa_record_field(attr, rec, i));
+	for (unsigned int i = 0; i < n && i < 12; i++) {
+		const char *sep = i ? " " : "", *name;
+		unsigned int off, w;
+
+		if (sa_record_field_info(attr, i, &name, &off, &w) < 0)
+			continue;
+		if (w <= 32) {
+			printf("%s%" PRIu64, sep, sa_record_field(attr, rec, i));
+		} else if (w == 64) {
+			printf("%s0x%016" PRIx64, sep, sa_record_field(attr, rec, i));
+		} else if (off % 8 || w % 64 || (off + w) / 8 > size) {
+			printf("%s?", sep);	/* no table has such a field */
+		} else if (attr == SA_ATTR_LFT_RECORD) {
+			for (unsigned int b = 0; b < w / 8; b++) {
+				uint8_t port = rec[off / 8 + b];
+
+				if (port == 0xff)
+					printf("%s-", b ? " " : sep);
+				else
+					printf("%s%u", b ? " " : sep, port);
+			}
+		} else {
+			for (unsigned int b = 0; b < w / 8; b++)
+				printf("%s%02x", b % 8 ? "" : b ? " 0x" : i ? " 0x" : "0x",
+				       rec[off / 8 + b]);
+		}
+	}
 	printf("\n");
 }
 
@@ -481,10 +512,11 @@ static const struct {
 	{ "ports", SA_ATTR_PORT_INFO_RECORD, "EndportLID PortNum Options MKey GIDPrefix LID SMLID ..." },
 	{ "switches", SA_ATTR_SWITCH_INFO_RECORD, "LID reserved LFTCap RFTCap MFTCap LFTTop ..." },
 	{ "links", SA_ATTR_LINK_RECORD, "FromLID FromPort ToPort ToLID" },
-	{ "lft", SA_ATTR_LFT_RECORD, "LID Block" },
+	{ "lft", SA_ATTR_LFT_RECORD,
+	  "LID Block reserved, then the port of each of the block's 64 LIDs (- none)" },
 	{ "sminfo", SA_ATTR_SM_INFO_RECORD, "LID reserved GUID SMKey ActCount Priority State" },
 	{ "pkeys", SA_ATTR_PKEY_RECORD, "LID   Port Block index:P_Key(membership)..." },
-	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block" },
+	{ "guids", SA_ATTR_GUID_INFO_RECORD, "LID Block reserved reserved GUID0 ... GUID7" },
 	{ "sl2vl", SA_ATTR_SL2VL_RECORD, "LID InPort OutPort reserved" },
 	{ "vlarb", SA_ATTR_VLARB_RECORD, "LID OutPort Block reserved" },
 	{ "path", SA_ATTR_PATH_RECORD, "SLID  DLID  SGID                       DGID" },
@@ -1079,7 +1111,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 			else if (kinds[ki].attr == SA_ATTR_PKEY_RECORD)
 				print_pkeys(record(&a, i));
 			else
-				print_generic(kinds[ki].attr, record(&a, i));
+				print_generic(kinds[ki].attr, record(&a, i), a.attr_offset * 8u);
 		}
 		rc = 0;
 	}

@@ -31,6 +31,12 @@ uint8_t path_link_rate(const struct fab_port *p)
 				 pi->link_speed_ext_active);
 }
 
+/* The largest packet a port takes: its MTUCap, 4096 when it gave none */
+static uint8_t port_mtu_cap(const struct fab_port *p)
+{
+	return p->pi.mtu_cap ? p->pi.mtu_cap : 5;
+}
+
 static void combine(struct path_attr *a, uint8_t mtu, uint8_t rate)
 {
 	if (mtu < a->mtu)
@@ -57,9 +63,12 @@ static int step(const struct fabric *f, const struct fab_node *sw, uint32_t lid,
 	}
 	out = &sw->ports[pn];
 	if (pn == 0) {
-		/* The switch itself: no link, nothing limits MTU or rate */
+		/*
+		 * The switch itself: no link limits the rate, but port 0 takes
+		 * no packet larger than its MTUCap (IBA 14.2.5.6)
+		 */
 		a->hops = owns(out, lid) ? 0 : HOPS_NONE;
-		a->mtu = 5;
+		a->mtu = port_mtu_cap(out);
 		a->rate = 22;
 		return 0;
 	}
@@ -164,12 +173,15 @@ int path_lookup(const struct path_table *t, uint16_t slid, uint16_t dlid, struct
 	if (src == dst) {
 		/* To itself: the port's own limits */
 		out->hops = 0;
-		out->mtu = src->pi.mtu_cap ? src->pi.mtu_cap : 5;
+		out->mtu = port_mtu_cap(src);
 		out->rate = src->node->type == NODE_TYPE_SWITCH ? 22 : path_link_rate(src);
 		return 0;
 	}
 	if (src->node->type == NODE_TYPE_SWITCH) {
+		/* From port 0: what it sends is bounded by its MTUCap too */
 		a = t->sw[src->node->sw_idx * t->stride + dlid];
+		if (a.hops < HOPS_NONE && port_mtu_cap(src) < a.mtu)
+			a.mtu = port_mtu_cap(src);
 	} else {
 		if (!fabric_port_linked(src))
 			return -EHOSTUNREACH;

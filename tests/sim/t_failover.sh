@@ -68,12 +68,12 @@ check wait_for "$tmp/a/out" "SM 0x0002c90300000029 (priority 1) is STANDBY" 1
 # as of the end of the sweep that saw the standby
 for _ in $(seq 50); do
 	SIM_HOST=host-0007 sim_run "$SMCTL" sa sminfo >"$tmp/smir" 2>/dev/null || true
-	grep -q "^$(port_lid host-0009) 0 $((0x0002c90300000029)) 0 [0-9]* 1 2$" "$tmp/smir" && break
+	grep -q "^$(port_lid host-0009) 0 0x0002c90300000029 0x0000000000000000 [0-9]* 1 2$" "$tmp/smir" && break
 	sleep 0.2
 done
 cat "$tmp/smir"
-check grep -q "^$(port_lid smhost) 0 $((0x0002c90300000005)) 0 [0-9]* 5 3$" "$tmp/smir"
-check grep -q "^$(port_lid host-0009) 0 $((0x0002c90300000029)) 0 [0-9]* 1 2$" "$tmp/smir"
+check grep -q "^$(port_lid smhost) 0 0x0002c90300000005 0x0000000000000000 [0-9]* 5 3$" "$tmp/smir"
+check grep -q "^$(port_lid host-0009) 0 0x0002c90300000029 0x0000000000000000 [0-9]* 1 2$" "$tmp/smir"
 fabric_lids >"$tmp/lids.before"
 check test "$(wc -l <"$tmp/lids.before")" -eq 36
 

@@ -82,6 +82,12 @@ done >"$tmp/hw_lft"
 check test "$(wc -l <"$tmp/hw_lft")" -gt 10
 check test -z "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | awk '$2 != $3')"
 check test "$(join <(sort "$tmp/hw_lft") <(sort "$tmp/sa_lft") | wc -l)" -eq "$(wc -l <"$tmp/hw_lft")"
+# smctl sa lft shows the same block as the egress port of each LID ("-":
+# none); the LIDs ibroute lists, and only those, have a port there
+sim_run "$SMCTL" sa lft --lid 17 2>/dev/null | awk '$2 == 0 && NF == 67 {
+	for (i = 4; i <= NF; i++) if ($i != "-") print i - 4, $i }' | sort >"$tmp/ctl_lft"
+check test "$(wc -l <"$tmp/ctl_lft")" -gt 10
+check cmp -s "$tmp/ctl_lft" <(sort "$tmp/hw_lft")
 # ...and so for every switch (ft3 4: LIDs < 64, block 0 is the whole table;
 # ibroute shows the entries that lead somewhere, the SA's others say 255)
 lft_bad=0 lft_n=0
@@ -234,18 +240,23 @@ check test "$(field "$tmp/pr" rate)" = 0x83	# exactly 10 Gb/s (4x SDR)
 # ...against the route ibtracert follows: the MTU and rate are the least of
 # its links' (NeighborMTU, LinkWidthActive x LinkSpeedActive of every
 # egress port), the P_Key one both ends hold, the GIDs the ports'
-sim_run ibtracert 5 12 >"$tmp/trace" 2>&1
-awk '/^From/ { match($0, /lid [0-9]+/); l = substr($0, RSTART + 4, RLENGTH - 4); p = $5 }
-	/^\[[0-9]+\] ->/ { gsub(/[][]/, "", $1); print l, $1
-		match($0, /lid [0-9]+/); l = substr($0, RSTART + 4, RLENGTH - 4) }' \
-	"$tmp/trace" >"$tmp/hops"
+# route_links SLID DLID: each egress port of the route ibtracert follows as
+# "NeighborMTU Gb/s" in $tmp/links
+route_links() {
+	sim_run ibtracert "$1" "$2" >"$tmp/trace" 2>&1
+	awk '/^From/ { match($0, /lid [0-9]+/); l = substr($0, RSTART + 4, RLENGTH - 4); p = $5 }
+		/^\[[0-9]+\] ->/ { gsub(/[][]/, "", $1); print l, $1
+			match($0, /lid [0-9]+/); l = substr($0, RSTART + 4, RLENGTH - 4) }' \
+		"$tmp/trace" >"$tmp/hops"
+	: >"$tmp/links"
+	while read -r l p; do
+		sim_run smpquery portinfo "$l" "$p" 2>/dev/null | awk '{ v = $0; sub(/^[^:]*:\.+/, "", v) }
+			/^NeighborMTU/ { m = v } /^LinkWidthActive/ { w = v + 0 }
+			/^LinkSpeedActive/ { s = v + 0 } END { print m, w * s }' >>"$tmp/links"
+	done <"$tmp/hops"
+}
+route_links 5 12
 check test "$(wc -l <"$tmp/hops")" -ge 2
-: >"$tmp/links"
-while read -r l p; do
-	sim_run smpquery portinfo "$l" "$p" 2>/dev/null | awk '{ v = $0; sub(/^[^:]*:\.+/, "", v) }
-		/^NeighborMTU/ { m = v } /^LinkWidthActive/ { w = v + 0 }
-		/^LinkSpeedActive/ { s = v + 0 } END { print m, w * s }' >>"$tmp/links"
-done <"$tmp/hops"
 want_mtu=$(sort -n "$tmp/links" | awk 'NR == 1 { print $1 }')
 want_gbps=$(sort -k2 -g "$tmp/links" | awk 'NR == 1 { print $2 }')
 mtu_code() { case $1 in 256) echo 1 ;; 512) echo 2 ;; 1024) echo 3 ;; 2048) echo 4 ;; 4096) echo 5 ;; esac; }
@@ -254,6 +265,16 @@ rate_code() { case $1 in 2.5) echo 2 ;; 10) echo 3 ;; 30) echo 4 ;; 5) echo 5 ;;
 check test -n "$(mtu_code "$want_mtu")" -a -n "$(rate_code "$want_gbps")"
 check test $(($(field "$tmp/pr" mtu) & 63)) -eq "$(mtu_code "$want_mtu")"
 check test $(($(field "$tmp/pr" rate) & 63)) -eq "$(rate_code "$want_gbps")"
+# To a switch (port 0): the least of the links' MTUs and of port 0's MTUCap
+# (ibsim's switches take 1024 there)
+sim_run saquery PR --slid 5 --dlid 17 >"$tmp/pr17" 2>&1
+route_links 5 17
+check test "$(wc -l <"$tmp/hops")" -ge 1
+sim_run smpquery portinfo 17 0 2>/dev/null | awk '{ v = $0; sub(/^[^:]*:\.+/, "", v) }
+	/^MtuCap/ { print v }' >>"$tmp/links"
+want_mtu=$(sort -n "$tmp/links" | awk 'NR == 1 { print $1 }')
+check test -n "$(mtu_code "$want_mtu")"
+check test $(($(field "$tmp/pr17" mtu) & 63)) -eq "$(mtu_code "$want_mtu")"
 sim_run smpquery pkeys 12 >"$tmp/pk12" 2>&1
 pk=$(field "$tmp/pr" pkey | tr 'A-F' 'a-f')
 check grep -qw "$pk" <(pk_smp "$tmp/pk5")
