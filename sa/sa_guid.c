@@ -334,30 +334,53 @@ static bool block_known(const struct sa *sa, const struct fab_port *p, unsigned 
 	return ap && b < 32 && (ap->known & (UINT32_C(1) << b));
 }
 
+/*
+ * The block a port answered, kept as its table (IBA 14.2.5.5: what the port
+ * holds is the table; index 0 is its port GUID): 0, or -errno when there is
+ * none (the SMP failed, the port left, no memory)
+ */
+static int gi_take(struct gi_pending *q, int status, const uint8_t data[64],
+		   const struct fab_port **port, uint64_t held[8])
+{
+	struct sa *sa = q->sa;
+	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+
+	*port = p;
+	if (status)
+		return status < 0 ? status : -EIO;
+	if (!p)
+		return -ENODEV;
+	guid_block_decode(data, held);
+	if (q->block == 0)
+		held[0] = p->guid;
+	return store_block(sa, p, q->block, held);
+}
+
+/* A request that needed the port's answer and got none: refused, q freed */
+static void gi_refuse(struct gi_pending *q, int err, const char *what)
+{
+	struct sa *sa = q->sa;
+
+	log_warn("SA: port 0x%016llx did not %s GUIDInfo block %u (%s): alias GUIDs refused",
+		 (unsigned long long)q->port_guid, what, q->block,
+		 err == -ENODEV ? "it left the fabric" : strerror(-err));
+	sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
+	free(q);
+}
+
 static void gi_done(void *arg, int status, const uint8_t data[64])
 {
 	struct gi_pending *q = arg;
 	struct sa *sa = q->sa;
-	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	const struct fab_port *p;
 	uint64_t held[8];
 	uint8_t rec[72];
+	int r;
 
 	gi_unlink(sa->gi, q);
-	if (status || !p) {
-		log_warn("SA: port 0x%016llx did not take GUIDInfo block %u (%s): alias GUIDs "
-			 "refused", (unsigned long long)q->port_guid, q->block,
-			 status ? strerror(-status) : "it left the fabric");
-		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
-		free(q);
-		return;
-	}
-	/* What the port says it holds now is the table (IBA 14.2.5.5) */
-	guid_block_decode(data, held);
-	if (q->block == 0)
-		held[0] = p->guid;
-	if (store_block(sa, p, q->block, held) < 0) {
-		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
-		free(q);
+	r = gi_take(q, status, data, &p, held);
+	if (r < 0) {
+		gi_refuse(q, r, "take");
 		return;
 	}
 	if (memcmp(held + (q->block ? 0 : 1), q->want + (q->block ? 0 : 1),
@@ -448,24 +471,18 @@ static void gi_read_done(void *arg, int status, const uint8_t data[64])
 {
 	struct gi_pending *q = arg;
 	struct sa *sa = q->sa;
-	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	const struct fab_port *p;
 	uint64_t held[8];
 	uint16_t st;
+	int r;
 
 	gi_unlink(sa->gi, q);
-	if (status || !p) {
-		log_warn("SA: port 0x%016llx did not answer a GUIDInfo Get of block %u (%s): "
-			 "alias GUIDs refused", (unsigned long long)q->port_guid, q->block,
-			 status ? strerror(-status) : "it left the fabric");
-		sa_respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
-		free(q);
+	r = gi_take(q, status, data, &p, held);
+	if (r < 0) {
+		gi_refuse(q, r, "answer a Get of");
 		return;
 	}
-	guid_block_decode(data, held);
-	if (q->block == 0)
-		held[0] = p->guid;
-	st = store_block(sa, p, q->block, held) < 0 ? SA_STATUS_NO_RESOURCES :
-	     gi_write(sa, &q->req, &q->from, p, q->block);
+	st = gi_write(sa, &q->req, &q->from, p, q->block);
 	if (st)
 		sa_respond_status(sa, &q->req, &q->from, st);
 	free(q);
@@ -531,18 +548,12 @@ static void gi_query_next(struct gi_pending *q);
 static void gi_query_done(void *arg, int status, const uint8_t data[64])
 {
 	struct gi_pending *q = arg;
-	struct sa *sa = q->sa;
-	const struct fab_port *p = sa->f ? sa_port_by_guid(sa, q->port_guid) : NULL;
+	const struct fab_port *p;
 	uint64_t held[8];
 
 	/* A block the port does not give stays unknown: the answer says what smd knows */
-	if (!status && p) {
-		guid_block_decode(data, held);
-		if (q->block == 0)
-			held[0] = p->guid;
-		if (store_block(sa, p, q->block, held) < 0)
-			log_error("SA: out of memory keeping a GUIDInfo block");
-	}
+	if (gi_take(q, status, data, &p, held) == -ENOMEM)
+		log_error("SA: out of memory keeping a GUIDInfo block");
 	q->block++;
 	gi_query_next(q);
 }
