@@ -80,6 +80,23 @@ static void send_ack(struct client *c, const struct sa_mad *seg, uint32_t segnum
 	send_mad(c, &ack);
 }
 
+/* The next SA MAD waiting: 0, -EAGAIN when none (failed sends and others skipped) */
+static int recv_sa(struct client *c, struct sa_mad *m)
+{
+	for (;;) {
+		uint8_t buf[MAD_SIZE];
+		struct mad_addr from;
+		size_t len;
+		int st, r;
+
+		r = mad_port_recv(c->port, buf, &len, &from, &st);
+		if (r < 0)
+			return r;
+		if (!st && sa_mad_decode(buf, len, m) == 0)
+			return 0;
+	}
+}
+
 /* Wait for the MAD with our TID; -ETIMEDOUT after timeout_ms */
 static int recv_mine(struct client *c, uint32_t tid, struct sa_mad *m, int timeout_ms)
 {
@@ -87,16 +104,11 @@ static int recv_mine(struct client *c, uint32_t tid, struct sa_mad *m, int timeo
 	struct pollfd pfd = { .fd = mad_port_fd(c->port), .events = POLLIN };
 
 	for (;;) {
-		uint8_t buf[MAD_SIZE];
-		struct mad_addr from;
-		size_t len;
-		int st, r;
 		uint64_t now = txn_now_us();
+		int r = recv_sa(c, m);
 
-		r = mad_port_recv(c->port, buf, &len, &from, &st);
 		if (r == 0) {
-			if (st || sa_mad_decode(buf, len, m) < 0 || (uint32_t)m->hdr.tid != tid ||
-			    !(m->hdr.method & MAD_METHOD_RESP_BIT))
+			if ((uint32_t)m->hdr.tid != tid || !(m->hdr.method & MAD_METHOD_RESP_BIT))
 				continue;
 			return 0;
 		}
@@ -747,17 +759,7 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 			}
 		}
 		poll(&pfd, 1, 10);
-		for (;;) {
-			uint8_t buf[MAD_SIZE];
-			struct mad_addr from;
-			struct sa_mad m;
-			size_t len;
-			int st;
-
-			if (mad_port_recv(c->port, buf, &len, &from, &st) < 0)
-				break;
-			if (st || sa_mad_decode(buf, len, &m) < 0)
-				continue;
+		for (struct sa_mad m; recv_sa(c, &m) == 0;) {
 			for (unsigned int k = 0; k < inflight; k++) {
 				struct slot *s = &slots[k];
 				struct path_record pr;
@@ -863,17 +865,7 @@ static int path_sls(struct client *c, unsigned int inflight)
 			send_mad(c, &req);
 		}
 		poll(&pfd, 1, 10);
-		for (;;) {
-			uint8_t buf[MAD_SIZE];
-			struct mad_addr from;
-			struct sa_mad m;
-			size_t len;
-			int st;
-
-			if (mad_port_recv(c->port, buf, &len, &from, &st) < 0)
-				break;
-			if (st || sa_mad_decode(buf, len, &m) < 0)
-				continue;
+		for (struct sa_mad m; recv_sa(c, &m) == 0;) {
 			for (unsigned int k = 0; k < inflight; k++) {
 				struct slot *s = &slots[k];
 				struct pair *p = &pairs[s->idx];
