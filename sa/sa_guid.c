@@ -334,6 +334,23 @@ static bool block_known(const struct sa *sa, const struct fab_port *p, unsigned 
 	return ap && b < 32 && (ap->known & (UINT32_C(1) << b));
 }
 
+/* A request waiting for port p's answer about block b; NULL when out of memory */
+static struct gi_pending *gi_pending_new(struct sa *sa, const struct sa_mad *req,
+					 const struct mad_addr *from, const struct fab_port *p,
+					 unsigned int b)
+{
+	struct gi_pending *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return NULL;
+	q->sa = sa;
+	q->req = *req;
+	q->from = *from;
+	q->port_guid = p->guid;
+	q->block = (uint8_t)b;
+	return q;
+}
+
 /*
  * The block a port answered, kept as its table (IBA 14.2.5.5: what the port
  * holds is the table; index 0 is its port GUID): 0, or -errno when there is
@@ -454,14 +471,9 @@ static uint16_t gi_write(struct sa *sa, const struct sa_mad *req, const struct m
 				return SA_STATUS_REQ_INVALID;
 		want[k] = g;
 	}
-	q = calloc(1, sizeof(*q));
+	q = gi_pending_new(sa, req, from, p, b);
 	if (!q)
 		return SA_STATUS_NO_RESOURCES;
-	q->sa = sa;
-	q->req = *req;
-	q->from = *from;
-	q->port_guid = p->guid;
-	q->block = (uint8_t)b;
 	memcpy(q->want, want, sizeof(want));
 	return gi_send(sa, q, p);
 }
@@ -529,14 +541,9 @@ uint16_t sa_guid_modify(struct sa *sa, const struct sa_mad *req, const struct ma
 	if (block_known(sa, p, b))
 		return gi_write(sa, req, from, p, b);
 	/* Not seen yet: what the port holds first, so that the Set keeps it */
-	q = calloc(1, sizeof(*q));
+	q = gi_pending_new(sa, req, from, p, b);
 	if (!q)
 		return SA_STATUS_NO_RESOURCES;
-	q->sa = sa;
-	q->req = *req;
-	q->from = *from;
-	q->port_guid = p->guid;
-	q->block = (uint8_t)b;
 	q->reading = true;
 	return gi_send(sa, q, p);
 }
@@ -618,13 +625,9 @@ bool sa_guid_query(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	db = gdb(sa);
 	if (!unseen || !db || db->npending >= GI_PENDING_MAX)
 		return false;	/* answered now, from what smd knows */
-	q = calloc(1, sizeof(*q));
+	q = gi_pending_new(sa, req, from, p, 0);
 	if (!q)
 		return false;
-	q->sa = sa;
-	q->req = *req;
-	q->from = *from;
-	q->port_guid = p->guid;
 	q->query = true;
 	q->one_block = one;
 	q->want_block = (uint8_t)b;
