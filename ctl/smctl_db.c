@@ -291,17 +291,19 @@ struct part_list {
 	size_t nk, kcap;
 };
 
-static int grow(void **v, size_t *cap, size_t n, size_t size)
+/* Append item (size bytes) to the array *v of *n, growing it by doubling */
+static int push(void **v, size_t *n, size_t *cap, const void *item, size_t size)
 {
-	void *nv;
+	if (*n == *cap) {
+		size_t ncap = *cap ? 2 * *cap : 64;
+		void *nv = realloc(*v, ncap * size);
 
-	if (n < *cap)
-		return 0;
-	nv = realloc(*v, (*cap ? 2 * *cap : 64) * size);
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = *cap ? 2 * *cap : 64;
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	memcpy((char *)*v + (*n)++ * size, item, size);
 	return 0;
 }
 
@@ -309,20 +311,14 @@ static int part_add(void *ctx, const struct store_partition *p)
 {
 	struct part_list *l = ctx;
 
-	if (grow((void **)&l->p, &l->cap, l->n, sizeof(*l->p)) < 0)
-		return -ENOMEM;
-	l->p[l->n++] = *p;
-	return 0;
+	return push((void **)&l->p, &l->n, &l->cap, p, sizeof(*p));
 }
 
 static int pkey_add(void *ctx, const struct store_port_pkey *k)
 {
 	struct part_list *l = ctx;
 
-	if (grow((void **)&l->k, &l->kcap, l->nk, sizeof(*l->k)) < 0)
-		return -ENOMEM;
-	l->k[l->nk++] = *k;
-	return 0;
+	return push((void **)&l->k, &l->nk, &l->kcap, k, sizeof(*k));
 }
 
 int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv)
@@ -409,17 +405,7 @@ static int mcast_add(void *ctx, const struct store_mcast *g)
 {
 	struct mcast_list *l = ctx;
 
-	if (l->n == l->cap) {
-		size_t ncap = l->cap ? 2 * l->cap : 16;
-		struct store_mcast *ng = realloc(l->g, ncap * sizeof(*ng));
-
-		if (!ng)
-			return -ENOMEM;
-		l->g = ng;
-		l->cap = ncap;
-	}
-	l->g[l->n++] = *g;
-	return 0;
+	return push((void **)&l->g, &l->n, &l->cap, g, sizeof(*g));
 }
 
 static int json_sweep(void *ctx, const struct store_sweep *sw)
