@@ -17,20 +17,10 @@
  * umad_send() (which umad2sim does not wrap).  Listed first, madcount sees
  * the calls and forwards them (dlsym(RTLD_NEXT)) to umad2sim.
  */
-#define _GNU_SOURCE
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
+/* open(), read() and write() on umad descriptors: the shims' common core */
+#include "../sim/umad_shim.h"
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/types.h>
-#include <unistd.h>
-#include <infiniband/umad.h>
-
-#define MAX_TRACKED_FD 65536
 
 enum {
 	C_SMP_GET, C_SMP_SET, C_SMP_OTHER_REQ, C_SMP_RESP,	/* classes 0x01, 0x81 */
@@ -43,11 +33,8 @@ static const char *const names[C_NCOUNTERS] = {
 };
 
 static unsigned long counters[C_NCOUNTERS];
-static unsigned char umad_fd[MAX_TRACKED_FD];
 static __thread int in_umad_send;
 
-static ssize_t (*real_write)(int, const void *, size_t);
-static int (*real_open)(const char *, int, ...);
 static int (*real_umad_send)(int, int, void *, int, int, int);
 
 static void add(int which)
@@ -101,36 +88,17 @@ int umad_send(int fd, int agentid, void *umad, int length, int timeout_ms,
 	return ret;
 }
 
-int open(const char *path, int flags, ...)
+/* write() to a umad descriptor, for programs that bypass umad_send() */
+static void shim_sent(const uint8_t *mad, size_t len)
 {
-	mode_t mode = 0;
-	int fd;
-
-	if (!real_open)
-		real_open = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-	if (flags & (O_CREAT | O_TMPFILE)) {
-		va_list ap;
-		va_start(ap, flags);
-		mode = (mode_t)va_arg(ap, int);
-		va_end(ap);
-	}
-	fd = real_open(path, flags, mode);
-	if (fd >= 0 && fd < MAX_TRACKED_FD &&
-	    strncmp(path, "/dev/infiniband/umad", 20) == 0)
-		umad_fd[fd] = 1;
-	return fd;
+	if (!in_umad_send)
+		count_mad(mad, len);
 }
 
-ssize_t write(int fd, const void *buf, size_t count)
+static void shim_received(uint8_t *mad, size_t len)
 {
-	if (!real_write)
-		real_write = (ssize_t (*)(int, const void *, size_t))
-			dlsym(RTLD_NEXT, "write");
-	if (!in_umad_send && fd >= 0 && fd < MAX_TRACKED_FD && umad_fd[fd] &&
-	    count > offsetof(struct ib_user_mad, data))
-		count_mad((const uint8_t *)buf + offsetof(struct ib_user_mad, data),
-			  count - offsetof(struct ib_user_mad, data));
-	return real_write(fd, buf, count);
+	(void)mad;
+	(void)len;
 }
 
 __attribute__((destructor)) static void madcount_report(void)

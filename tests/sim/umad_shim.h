@@ -1,8 +1,9 @@
 /*
  * umad_shim.h - the core the LD_PRELOAD shims for an SM under test share
- * (pkey_shim.c, rereg_shim.c): open(), read() and write() are wrapped so
- * that every MAD the SM exchanges through /dev/infiniband/umad* passes the
- * shim's two hooks, which the including file defines:
+ * (pkey_shim.c, rereg_shim.c, tests/bench/madcount.c): open(), read() and
+ * write() are wrapped so that every MAD the SM exchanges through
+ * /dev/infiniband/umad* passes the shim's two hooks, which the including
+ * file defines:
  *
  *   static void shim_sent(const uint8_t *mad, size_t len);
  *	a MAD the SM writes, before it goes
@@ -11,7 +12,7 @@
  *
  * (mad: the MAD after the ib_user_mad header; len: its bytes, at least 1).
  * Include it once per shim, first in its .c. A shim goes before libumad2sim.so in
- * LD_PRELOAD: both wrap these calls (see tests/bench/madcount.c).
+ * LD_PRELOAD: both wrap these calls, and umad2sim never passes them on.
  */
 #ifndef SMD_TESTS_UMAD_SHIM_H
 #define SMD_TESTS_UMAD_SHIM_H
