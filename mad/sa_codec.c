@@ -179,19 +179,30 @@ static const struct field inform_info_record_fields[] = {
 	{ 0, 128 }, { 128, 16 }, { 144, 48 }, INFORM_FIELDS(192),
 };
 
+/*
+ * The path parameters PathRecord (from bit 352) and MultiPathRecord (from
+ * bit 0) share, in the same order and widths: RawTraffic, reserved,
+ * FlowLabel, HopLimit, TClass, Reversible, NumbPath, P_Key, QoSClass, SL,
+ * MTU (selector, value), Rate (selector, value), PacketLifeTime (selector,
+ * value). PATH_PARAMS(X, b) lists them for the struct codecs below.
+ */
+#define PATH_PARAMS_MASK(b) \
+	{ (b) + 0, 1 }, { (b) + 1, 3 }, { (b) + 4, 20 }, { (b) + 24, 8 }, { (b) + 32, 8 }, \
+	{ (b) + 40, 1 }, { (b) + 41, 7 }, { (b) + 48, 16 }, { (b) + 64, 12 }, { (b) + 76, 4 }, \
+	{ (b) + 80, 2 }, { (b) + 82, 6 }, { (b) + 88, 2 }, { (b) + 90, 6 }, { (b) + 96, 2 }, \
+	{ (b) + 98, 6 }
+
 /* MultiPathRecord: IBA 15.2.5.20, the fixed part before the GIDs */
 static const struct field multipath_record_fields[] = {
-	{ 0, 1 }, { 1, 3 }, { 4, 20 }, { 24, 8 }, { 32, 8 }, { 40, 1 }, { 41, 7 }, { 48, 16 },
-	{ 64, 12 }, { 76, 4 }, { 80, 2 }, { 82, 6 }, { 88, 2 }, { 90, 6 }, { 96, 2 }, { 98, 6 },
+	PATH_PARAMS_MASK(0),
 	{ 104, 8 }, { 112, 2 }, { 114, 6 }, { 120, 8 }, { 128, 8 }, { 136, 56 },
 };
 
 /* PathRecord: IBA 15.2.5.16, table 209 (ServiceID takes two mask bits) */
 static const struct field path_record_fields[] = {
 	{ 0, 32 }, { 32, 32 }, { 64, 128 }, { 192, 128 }, { 320, 16 }, { 336, 16 },
-	{ 352, 1 }, { 353, 3 }, { 356, 20 }, { 376, 8 }, { 384, 8 }, { 392, 1 }, { 393, 7 },
-	{ 400, 16 }, { 416, 12 }, { 428, 4 }, { 432, 2 }, { 434, 6 }, { 440, 2 }, { 442, 6 },
-	{ 448, 2 }, { 450, 6 }, { 456, 8 }, { 464, 48 },
+	PATH_PARAMS_MASK(352),
+	{ 456, 8 }, { 464, 48 },
 };
 
 /*
@@ -456,102 +467,87 @@ int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint
 	return 0;
 }
 
-void path_record_encode(const struct path_record *pr, uint8_t o[64])
+/*
+ * The struct codecs: each record's fields listed once, as X(member, bit
+ * offset, width) for numbers, B(member, byte offset, length) for byte
+ * strings and A(member, bit offset, width, count) for arrays of numbers;
+ * the same list generates decode and encode (as mad/wire.c does for SMPs).
+ */
+#define DEC_X(m, off, w)	r->m = GET(in, (off), (w));
+#define DEC_B(m, off, len)	memcpy(r->m, in + (off), (len));
+#define DEC_A(m, off, w, n) \
+	for (unsigned int i_ = 0; i_ < (n); i_++) \
+		r->m[i_] = GET(in, (off) + (w) * i_, (w));
+#define ENC_X(m, off, w)	SET(o, (off), (w), r->m);
+#define ENC_B(m, off, len)	memcpy(o + (off), r->m, (len));
+#define ENC_A(m, off, w, n) \
+	for (unsigned int i_ = 0; i_ < (n); i_++) \
+		SET(o, (off) + (w) * i_, (w), r->m[i_]);
+
+#define PATH_PARAMS(X, b) \
+	X(raw_traffic, (b) + 0, 1) X(flow_label, (b) + 4, 20) X(hop_limit, (b) + 24, 8) \
+	X(tclass, (b) + 32, 8) X(reversible, (b) + 40, 1) X(numb_path, (b) + 41, 7) \
+	X(pkey, (b) + 48, 16) X(qos_class, (b) + 64, 12) X(sl, (b) + 76, 4) \
+	X(mtu_selector, (b) + 80, 2) X(mtu, (b) + 82, 6) X(rate_selector, (b) + 88, 2) \
+	X(rate, (b) + 90, 6) X(plt_selector, (b) + 96, 2) X(packet_life_time, (b) + 98, 6)
+
+/* PathRecord: IBA 15.2.5.16, table 209 */
+#define PATH_RECORD(X, B) \
+	X(service_id, 0, 64) B(dgid, 8, 16) B(sgid, 24, 16) X(dlid, 320, 16) \
+	X(slid, 336, 16) PATH_PARAMS(X, 352) X(preference, 456, 8)
+
+/* MultiPathRecord: IBA 15.2.5.20 (ServiceID split in two, coded by hand) */
+#define MULTIPATH_RECORD(X) \
+	PATH_PARAMS(X, 0) X(independence, 112, 2) X(sgid_count, 120, 8) X(dgid_count, 128, 8)
+
+/* MCMemberRecord: IBA 15.2.5.17, table 213 */
+#define MC_MEMBER_RECORD(X, B) \
+	B(mgid, 0, 16) B(port_gid, 16, 16) X(qkey, 256, 32) X(mlid, 288, 16) \
+	X(mtu_selector, 304, 2) X(mtu, 306, 6) X(tclass, 312, 8) X(pkey, 320, 16) \
+	X(rate_selector, 336, 2) X(rate, 338, 6) X(plt_selector, 344, 2) \
+	X(packet_life_time, 346, 6) X(sl, 352, 4) X(flow_label, 356, 20) X(hop_limit, 376, 8) \
+	X(scope, 384, 4) X(join_state, 388, 4) X(proxy_join, 392, 1)
+
+/* ServiceRecord: IBA 15.2.5.14, table 208 */
+#define SERVICE_RECORD(X, B, A) \
+	X(id, 0, 64) B(gid, 8, 16) X(pkey, 192, 16) X(lease, 224, 32) B(key, 32, 16) \
+	B(name, 48, 64) B(data8, 112, 16) A(data16, 1024, 16, 8) A(data32, 1152, 32, 4) \
+	A(data64, 1280, 64, 2)
+
+/* Notice: IBA 13.4.8.2, table 123 (the generic form's fields) */
+#define NOTICE(X, B) \
+	X(generic, 0, 1) X(type, 1, 7) X(producer, 8, 24) X(trap_num, 32, 16) \
+	X(issuer_lid, 48, 16) X(toggle, 64, 1) X(count, 65, 15) \
+	B(details, 10, NOTICE_DETAILS_SIZE) B(issuer_gid, 64, 16)
+
+/* InformInfo: IBA 13.4.8.3, table 125 */
+#define INFORM_INFO(X, B) \
+	B(gid, 0, 16) X(lid_begin, 128, 16) X(lid_end, 144, 16) X(generic, 176, 8) \
+	X(subscribe, 184, 8) X(type, 192, 16) X(trap_num, 208, 16) X(qpn, 224, 24) \
+	X(resp_time, 251, 5) X(producer, 264, 24)
+
+void path_record_encode(const struct path_record *r, uint8_t o[64])
 {
 	memset(o, 0, 64);
-	SET(o, 0, 64, pr->service_id);
-	memcpy(o + 8, pr->dgid, 16);
-	memcpy(o + 24, pr->sgid, 16);
-	SET(o, 320, 16, pr->dlid);
-	SET(o, 336, 16, pr->slid);
-	SET(o, 352, 1, pr->raw_traffic);
-	SET(o, 356, 20, pr->flow_label);
-	SET(o, 376, 8, pr->hop_limit);
-	SET(o, 384, 8, pr->tclass);
-	SET(o, 392, 1, pr->reversible);
-	SET(o, 393, 7, pr->numb_path);
-	SET(o, 400, 16, pr->pkey);
-	SET(o, 416, 12, pr->qos_class);
-	SET(o, 428, 4, pr->sl);
-	SET(o, 432, 2, pr->mtu_selector);
-	SET(o, 434, 6, pr->mtu);
-	SET(o, 440, 2, pr->rate_selector);
-	SET(o, 442, 6, pr->rate);
-	SET(o, 448, 2, pr->plt_selector);
-	SET(o, 450, 6, pr->packet_life_time);
-	SET(o, 456, 8, pr->preference);
+	PATH_RECORD(ENC_X, ENC_B)
 }
 
-void path_record_decode(const uint8_t in[64], struct path_record *pr)
+void path_record_decode(const uint8_t in[64], struct path_record *r)
 {
-	memset(pr, 0, sizeof(*pr));
-	pr->service_id = GET(in, 0, 64);
-	memcpy(pr->dgid, in + 8, 16);
-	memcpy(pr->sgid, in + 24, 16);
-	pr->dlid = GET(in, 320, 16);
-	pr->slid = GET(in, 336, 16);
-	pr->raw_traffic = GET(in, 352, 1);
-	pr->flow_label = GET(in, 356, 20);
-	pr->hop_limit = GET(in, 376, 8);
-	pr->tclass = GET(in, 384, 8);
-	pr->reversible = GET(in, 392, 1);
-	pr->numb_path = GET(in, 393, 7);
-	pr->pkey = GET(in, 400, 16);
-	pr->qos_class = GET(in, 416, 12);
-	pr->sl = GET(in, 428, 4);
-	pr->mtu_selector = GET(in, 432, 2);
-	pr->mtu = GET(in, 434, 6);
-	pr->rate_selector = GET(in, 440, 2);
-	pr->rate = GET(in, 442, 6);
-	pr->plt_selector = GET(in, 448, 2);
-	pr->packet_life_time = GET(in, 450, 6);
-	pr->preference = GET(in, 456, 8);
+	memset(r, 0, sizeof(*r));
+	PATH_RECORD(DEC_X, DEC_B)
 }
 
 void mc_member_record_encode(const struct mc_member_record *r, uint8_t o[MCR_SIZE])
 {
 	memset(o, 0, MCR_SIZE);
-	memcpy(o, r->mgid, 16);
-	memcpy(o + 16, r->port_gid, 16);
-	SET(o, 256, 32, r->qkey);
-	SET(o, 288, 16, r->mlid);
-	SET(o, 304, 2, r->mtu_selector);
-	SET(o, 306, 6, r->mtu);
-	SET(o, 312, 8, r->tclass);
-	SET(o, 320, 16, r->pkey);
-	SET(o, 336, 2, r->rate_selector);
-	SET(o, 338, 6, r->rate);
-	SET(o, 344, 2, r->plt_selector);
-	SET(o, 346, 6, r->packet_life_time);
-	SET(o, 352, 4, r->sl);
-	SET(o, 356, 20, r->flow_label);
-	SET(o, 376, 8, r->hop_limit);
-	SET(o, 384, 4, r->scope);
-	SET(o, 388, 4, r->join_state);
-	SET(o, 392, 1, r->proxy_join);
+	MC_MEMBER_RECORD(ENC_X, ENC_B)
 }
 
 void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record *r)
 {
 	memset(r, 0, sizeof(*r));
-	memcpy(r->mgid, in, 16);
-	memcpy(r->port_gid, in + 16, 16);
-	r->qkey = (uint32_t)GET(in, 256, 32);
-	r->mlid = (uint16_t)GET(in, 288, 16);
-	r->mtu_selector = (uint8_t)GET(in, 304, 2);
-	r->mtu = (uint8_t)GET(in, 306, 6);
-	r->tclass = (uint8_t)GET(in, 312, 8);
-	r->pkey = (uint16_t)GET(in, 320, 16);
-	r->rate_selector = (uint8_t)GET(in, 336, 2);
-	r->rate = (uint8_t)GET(in, 338, 6);
-	r->plt_selector = (uint8_t)GET(in, 344, 2);
-	r->packet_life_time = (uint8_t)GET(in, 346, 6);
-	r->sl = (uint8_t)GET(in, 352, 4);
-	r->flow_label = (uint32_t)GET(in, 356, 20);
-	r->hop_limit = (uint8_t)GET(in, 376, 8);
-	r->scope = (uint8_t)GET(in, 384, 4);
-	r->join_state = (uint8_t)GET(in, 388, 4);
-	r->proxy_join = (uint8_t)GET(in, 392, 1);
+	MC_MEMBER_RECORD(DEC_X, DEC_B)
 }
 
 void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
@@ -694,79 +690,30 @@ void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
 void service_record_encode(const struct service_record *r, uint8_t o[SR_SIZE])
 {
 	memset(o, 0, SR_SIZE);
-	SET(o, 0, 64, r->id);
-	memcpy(o + 8, r->gid, 16);
-	SET(o, 192, 16, r->pkey);
-	SET(o, 224, 32, r->lease);
-	memcpy(o + 32, r->key, 16);
-	memcpy(o + 48, r->name, 64);
-	memcpy(o + 112, r->data8, 16);
-	for (unsigned int i = 0; i < 8; i++)
-		SET(o, 1024 + 16 * i, 16, r->data16[i]);
-	for (unsigned int i = 0; i < 4; i++)
-		SET(o, 1152 + 32 * i, 32, r->data32[i]);
-	for (unsigned int i = 0; i < 2; i++)
-		SET(o, 1280 + 64 * i, 64, r->data64[i]);
+	SERVICE_RECORD(ENC_X, ENC_B, ENC_A)
 }
 
 void service_record_decode(const uint8_t in[SR_SIZE], struct service_record *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->id = GET(in, 0, 64);
-	memcpy(r->gid, in + 8, 16);
-	r->pkey = (uint16_t)GET(in, 192, 16);
-	r->lease = (uint32_t)GET(in, 224, 32);
-	memcpy(r->key, in + 32, 16);
-	memcpy(r->name, in + 48, 64);
-	memcpy(r->data8, in + 112, 16);
-	for (unsigned int i = 0; i < 8; i++)
-		r->data16[i] = (uint16_t)GET(in, 1024 + 16 * i, 16);
-	for (unsigned int i = 0; i < 4; i++)
-		r->data32[i] = (uint32_t)GET(in, 1152 + 32 * i, 32);
-	for (unsigned int i = 0; i < 2; i++)
-		r->data64[i] = GET(in, 1280 + 64 * i, 64);
+	SERVICE_RECORD(DEC_X, DEC_B, DEC_A)
 }
 
-void sa_notice_encode(const struct notice *n, uint8_t o[NOTICE_SIZE])
+void sa_notice_encode(const struct notice *r, uint8_t o[NOTICE_SIZE])
 {
 	memset(o, 0, NOTICE_SIZE);
-	SET(o, 0, 1, n->generic);
-	SET(o, 1, 7, n->type);
-	SET(o, 8, 24, n->producer);
-	SET(o, 32, 16, n->trap_num);
-	SET(o, 48, 16, n->issuer_lid);
-	SET(o, 64, 1, n->toggle);
-	SET(o, 65, 15, n->count);
-	memcpy(o + 10, n->details, NOTICE_DETAILS_SIZE);
-	memcpy(o + 64, n->issuer_gid, 16);
+	NOTICE(ENC_X, ENC_B)
 }
 
-void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n)
+void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *r)
 {
-	memset(n, 0, sizeof(*n));
-	n->generic = (uint8_t)GET(in, 0, 1);
-	n->type = (uint8_t)GET(in, 1, 7);
-	n->producer = (uint32_t)GET(in, 8, 24);
-	n->trap_num = (uint16_t)GET(in, 32, 16);
-	n->issuer_lid = (uint16_t)GET(in, 48, 16);
-	n->toggle = (uint8_t)GET(in, 64, 1);
-	n->count = (uint16_t)GET(in, 65, 15);
-	memcpy(n->details, in + 10, NOTICE_DETAILS_SIZE);
-	memcpy(n->issuer_gid, in + 64, 16);
+	memset(r, 0, sizeof(*r));
+	NOTICE(DEC_X, DEC_B)
 }
 
-static void inform_put(const struct inform_info *ii, uint8_t *o)
+static void inform_put(const struct inform_info *r, uint8_t *o)
 {
-	memcpy(o, ii->gid, 16);
-	SET(o, 128, 16, ii->lid_begin);
-	SET(o, 144, 16, ii->lid_end);
-	SET(o, 176, 8, ii->generic);
-	SET(o, 184, 8, ii->subscribe);
-	SET(o, 192, 16, ii->type);
-	SET(o, 208, 16, ii->trap_num);
-	SET(o, 224, 24, ii->qpn);
-	SET(o, 251, 5, ii->resp_time);
-	SET(o, 264, 24, ii->producer);
+	INFORM_INFO(ENC_X, ENC_B)
 }
 
 void inform_info_encode(const struct inform_info *ii, uint8_t o[INFORM_SIZE])
@@ -775,19 +722,10 @@ void inform_info_encode(const struct inform_info *ii, uint8_t o[INFORM_SIZE])
 	inform_put(ii, o);
 }
 
-void inform_info_decode(const uint8_t in[INFORM_SIZE], struct inform_info *ii)
+void inform_info_decode(const uint8_t in[INFORM_SIZE], struct inform_info *r)
 {
-	memset(ii, 0, sizeof(*ii));
-	memcpy(ii->gid, in, 16);
-	ii->lid_begin = (uint16_t)GET(in, 128, 16);
-	ii->lid_end = (uint16_t)GET(in, 144, 16);
-	ii->generic = (uint8_t)GET(in, 176, 8);
-	ii->subscribe = (uint8_t)GET(in, 184, 8);
-	ii->type = (uint16_t)GET(in, 192, 16);
-	ii->trap_num = (uint16_t)GET(in, 208, 16);
-	ii->qpn = (uint32_t)GET(in, 224, 24);
-	ii->resp_time = (uint8_t)GET(in, 251, 5);
-	ii->producer = (uint32_t)GET(in, 264, 24);
+	memset(r, 0, sizeof(*r));
+	INFORM_INFO(DEC_X, DEC_B)
 }
 
 void inform_info_record_encode(const uint8_t subscriber_gid[16], uint16_t enumeration,
@@ -802,48 +740,14 @@ void inform_info_record_encode(const uint8_t subscriber_gid[16], uint16_t enumer
 void multipath_record_encode(const struct multipath_record *r, uint8_t o[MPR_FIXED_SIZE])
 {
 	memset(o, 0, MPR_FIXED_SIZE);
-	SET(o, 0, 1, r->raw_traffic);
-	SET(o, 4, 20, r->flow_label);
-	SET(o, 24, 8, r->hop_limit);
-	SET(o, 32, 8, r->tclass);
-	SET(o, 40, 1, r->reversible);
-	SET(o, 41, 7, r->numb_path);
-	SET(o, 48, 16, r->pkey);
-	SET(o, 64, 12, r->qos_class);
-	SET(o, 76, 4, r->sl);
-	SET(o, 80, 2, r->mtu_selector);
-	SET(o, 82, 6, r->mtu);
-	SET(o, 88, 2, r->rate_selector);
-	SET(o, 90, 6, r->rate);
-	SET(o, 96, 2, r->plt_selector);
-	SET(o, 98, 6, r->packet_life_time);
+	MULTIPATH_RECORD(ENC_X)
 	SET(o, 104, 8, r->service_id >> 56);
-	SET(o, 112, 2, r->independence);
-	SET(o, 120, 8, r->sgid_count);
-	SET(o, 128, 8, r->dgid_count);
 	SET(o, 136, 56, r->service_id & ((UINT64_C(1) << 56) - 1));
 }
 
 void multipath_record_decode(const uint8_t in[MPR_FIXED_SIZE], struct multipath_record *r)
 {
 	memset(r, 0, sizeof(*r));
-	r->raw_traffic = (uint8_t)GET(in, 0, 1);
-	r->flow_label = (uint32_t)GET(in, 4, 20);
-	r->hop_limit = (uint8_t)GET(in, 24, 8);
-	r->tclass = (uint8_t)GET(in, 32, 8);
-	r->reversible = (uint8_t)GET(in, 40, 1);
-	r->numb_path = (uint8_t)GET(in, 41, 7);
-	r->pkey = (uint16_t)GET(in, 48, 16);
-	r->qos_class = (uint16_t)GET(in, 64, 12);
-	r->sl = (uint8_t)GET(in, 76, 4);
-	r->mtu_selector = (uint8_t)GET(in, 80, 2);
-	r->mtu = (uint8_t)GET(in, 82, 6);
-	r->rate_selector = (uint8_t)GET(in, 88, 2);
-	r->rate = (uint8_t)GET(in, 90, 6);
-	r->plt_selector = (uint8_t)GET(in, 96, 2);
-	r->packet_life_time = (uint8_t)GET(in, 98, 6);
-	r->independence = (uint8_t)GET(in, 112, 2);
-	r->sgid_count = (uint8_t)GET(in, 120, 8);
-	r->dgid_count = (uint8_t)GET(in, 128, 8);
+	MULTIPATH_RECORD(DEC_X)
 	r->service_id = GET(in, 104, 8) << 56 | GET(in, 136, 56);
 }

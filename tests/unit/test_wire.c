@@ -1373,6 +1373,108 @@ static void test_sa_records(void)
 	CHECK_EQ(sa_record_nfields(SA_ATTR_GUID_INFO_RECORD), 12);
 }
 
+/*
+ * The struct codecs of PathRecord, MultiPathRecord and MCMemberRecord and
+ * the component-mask tables are two lists of the same layout: every field
+ * set to a value of its own, the masked fields read back in mask order
+ * (IBA 15.2.5.16 table 209, 15.2.5.20, 15.2.5.17 table 213) must be those
+ * values, reserved ones 0. FIELD_BYTES marks a GID, compared by bytes.
+ */
+#define FIELD_BYTES UINT64_MAX
+static void check_mask_fields(uint16_t attr, const uint8_t *rec, const uint64_t *want,
+			      unsigned int n, const char *what)
+{
+	CHECK_EQ(sa_record_nfields(attr), n);
+	for (unsigned int k = 0; k < n; k++) {
+		const char *name;
+		unsigned int off, w;
+
+		if (sa_record_field_info(attr, k, &name, &off, &w) < 0 || want[k] == FIELD_BYTES)
+			continue;
+		CHECK_MSG(w <= 64 && sa_record_field(attr, rec, k) == want[k],
+			  "%s field %u (%s): 0x%llx, want 0x%llx", what, k, name ? name : "?",
+			  (unsigned long long)sa_record_field(attr, rec, k),
+			  (unsigned long long)want[k]);
+	}
+}
+
+static void test_sa_codec_vs_mask(void)
+{
+	struct path_record pr = {
+		.service_id = 0x8123456789abcdefull, .dlid = 0x8765, .slid = 0x9876,
+		.raw_traffic = 1, .flow_label = 0xfedcb, .hop_limit = 0xe1, .tclass = 0xb2,
+		.reversible = 1, .numb_path = 0x6c, .pkey = 0xc3d4, .qos_class = 0xa5b, .sl = 0xe,
+		.mtu_selector = 3, .mtu = 0x2f, .rate_selector = 2, .rate = 0x3e,
+		.plt_selector = 1, .packet_life_time = 0x27, .preference = 0x9a,
+	}, pr2;
+	const uint64_t pr_want[] = {
+		0x81234567, 0x89abcdef, FIELD_BYTES, FIELD_BYTES, 0x8765, 0x9876, 1, 0, 0xfedcb,
+		0xe1, 0xb2, 1, 0x6c, 0xc3d4, 0xa5b, 0xe, 3, 0x2f, 2, 0x3e, 1, 0x27, 0x9a, 0,
+	};
+	struct multipath_record mp = {
+		.raw_traffic = 1, .flow_label = 0xfedcb, .hop_limit = 0xe1, .tclass = 0xb2,
+		.reversible = 1, .numb_path = 0x6c, .pkey = 0xc3d4, .qos_class = 0xa5b, .sl = 0xe,
+		.mtu_selector = 3, .mtu = 0x2f, .rate_selector = 2, .rate = 0x3e,
+		.plt_selector = 1, .packet_life_time = 0x27, .independence = 2,
+		.sgid_count = 0x91, .dgid_count = 0x7f, .service_id = 0xc1a2b3c4d5e6f708ull,
+	}, mp2;
+	const uint64_t mp_want[] = {
+		1, 0, 0xfedcb, 0xe1, 0xb2, 1, 0x6c, 0xc3d4, 0xa5b, 0xe, 3, 0x2f, 2, 0x3e, 1, 0x27,
+		0xc1, 2, 0, 0x91, 0x7f, 0xa2b3c4d5e6f708ull,
+	};
+	struct mc_member_record mc = {
+		.qkey = 0x80010203, .mlid = 0xc123, .mtu_selector = 2, .mtu = 0x25, .tclass = 0xb7,
+		.pkey = 0x8abc, .rate_selector = 1, .rate = 0x33, .plt_selector = 3,
+		.packet_life_time = 0x2e, .sl = 0xb, .flow_label = 0xa1b2c, .hop_limit = 0xd4,
+		.scope = 5, .join_state = 9, .proxy_join = 1,
+	}, mc2;
+	const uint64_t mc_want[] = {
+		FIELD_BYTES, FIELD_BYTES, 0x80010203, 0xc123, 2, 0x25, 0xb7, 0x8abc, 1, 0x33, 3,
+		0x2e, 0xb, 0xa1b2c, 0xd4, 5, 9, 1, 0,
+	};
+	uint8_t b[MAD_SIZE] = { 0 }, b2[MAD_SIZE] = { 0 };
+
+	for (unsigned int i = 0; i < 16; i++) {
+		pr.dgid[i] = (uint8_t)(0xd0 + i);
+		pr.sgid[i] = (uint8_t)(0x50 + i);
+		mc.mgid[i] = (uint8_t)(0xf0 + i);
+		mc.port_gid[i] = (uint8_t)(0x60 + i);
+	}
+	path_record_encode(&pr, b);
+	check_mask_fields(SA_ATTR_PATH_RECORD, b, pr_want, 24, "PathRecord");
+	CHECK(!memcmp(b + 8, pr.dgid, 16) && !memcmp(b + 24, pr.sgid, 16));
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_PR_DLID_F), 0x8765);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_PR_SL_F), 0xe);
+	path_record_decode(b, &pr2);
+	path_record_encode(&pr2, b2);
+	CHECK(!memcmp(b, b2, 64));
+	CHECK(pr2.service_id == pr.service_id && pr2.preference == 0x9a && pr2.mtu == 0x2f);
+
+	memset(b, 0, sizeof(b));
+	multipath_record_encode(&mp, b);
+	check_mask_fields(SA_ATTR_MULTIPATH_RECORD, b, mp_want, 22, "MultiPathRecord");
+	/* the same path parameters as PathRecord's, 352 bits earlier */
+	path_record_encode(&pr, b2);
+	for (unsigned int k = 0; k < 16; k++)
+		CHECK_EQ(sa_record_field(SA_ATTR_MULTIPATH_RECORD, b, k),
+			 sa_record_field(SA_ATTR_PATH_RECORD, b2, 6 + k));
+	multipath_record_decode(b, &mp2);
+	memset(b2, 0, sizeof(b2));
+	multipath_record_encode(&mp2, b2);
+	CHECK(!memcmp(b, b2, MPR_FIXED_SIZE));
+
+	memset(b, 0, sizeof(b));
+	mc_member_record_encode(&mc, b);
+	check_mask_fields(SA_ATTR_MCMEMBER_RECORD, b, mc_want, 19, "MCMemberRecord");
+	CHECK(!memcmp(b, mc.mgid, 16) && !memcmp(b + 16, mc.port_gid, 16));
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_MCM_QKEY_F), 0x80010203);
+	CHECK_EQ(mad_get_field(b, 0, IB_SA_MCM_JOIN_STATE_F), 9);
+	mc_member_record_decode(b, &mc2);
+	memset(b2, 0, sizeof(b2));
+	mc_member_record_encode(&mc2, b2);
+	CHECK(!memcmp(b, b2, MCR_SIZE));
+}
+
 /* GUIDInfo block (IBA 14.2.5.5): GUID k at byte 8k, big-endian */
 static void test_guid_block(void)
 {
@@ -1461,6 +1563,7 @@ int main(void)
 	RUN(test_encodings);
 	RUN(test_sm_info);
 	RUN(test_sa_records);
+	RUN(test_sa_codec_vs_mask);
 	RUN(test_guid_block);
 	RUN(test_bad_mkey_notice);
 	return unit_report();
