@@ -128,6 +128,7 @@ struct sweep {
 	struct store_sweep ss;		/* the record the save phase writes */
 	struct store_partition *ss_parts;	/* ... its partitions */
 	int save_r;
+	bool saved;			/* the save committed (even if abandoned after) */
 	struct part_index *pk_ix;	/* the partitions, during the pkeys phase */
 	struct sa_index *sa_index;	/* the SA's index of the new model, built on the worker */
 	int sa_index_r;
@@ -1857,8 +1858,10 @@ static int save_work(struct sweep *sw)
 	struct smd *smd = sw->smd;
 	bool keep = sw->r == 0 && !sw->res->standby;
 
-	if (smd->store && !sw->res->standby)
+	if (smd->store && !sw->res->standby) {
 		sw->save_r = store_save_sweep(smd->store, keep ? sw->f : NULL, &sw->ss);
+		sw->saved = sw->save_r == 0;
+	}
 	/* Abandoned (shutdown) during the save: no SA will use the index */
 	if (keep && !smd->once && !atomic_load(&sw->cancel))
 		sw->sa_index_r = sa_index_build(sw->f, &sw->sa_index);
@@ -2151,6 +2154,12 @@ struct sweep *sweep_free(struct sweep *sw)
 		/* Abandoned: nothing swapped, nothing saved */
 		log_record(NULL);
 		mcast_sweep_end(sw->smd, NULL);
+		/*
+		 * ...unless the signal came while SQLite committed it (COMMIT
+		 * cannot be interrupted): say so, the database holds it
+		 */
+		if (sw->saved)
+			log_info("shutdown: the abandoned sweep had already been saved");
 	}
 	disc_free(sw->disc);
 	sm_election_free(sw->elect);
