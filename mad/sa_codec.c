@@ -508,7 +508,7 @@ int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint
 	X(packet_life_time, 346, 6) X(sl, 352, 4) X(flow_label, 356, 20) X(hop_limit, 376, 8) \
 	X(scope, 384, 4) X(join_state, 388, 4) X(proxy_join, 392, 1)
 
-/* ServiceRecord: IBA 15.2.5.14, table 208 */
+/* ServiceRecord: IBA 15.2.5.14, table 204 */
 #define SERVICE_RECORD(X, B, A) \
 	X(id, 0, 64) B(gid, 8, 16) X(pkey, 192, 16) X(lease, 224, 32) B(key, 32, 16) \
 	B(name, 48, 64) B(data8, 112, 16) A(data16, 1024, 16, 8) A(data32, 1152, 32, 4) \
