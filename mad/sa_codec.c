@@ -228,29 +228,33 @@ static const struct field mcmember_record[] = {
 
 #define TABLE(t) t, sizeof(t) / sizeof(t[0])
 
+/*
+ * Indexed by attribute ID (all below 256): the SA looks a table up for
+ * every record it matches, so a lookup must not be a search
+ */
+#define RECORD_ATTRS 256
 static const struct {
-	uint16_t attr;
 	uint16_t size;
 	const struct field *f;
 	unsigned int n;
-} records[] = {
-	{ SA_ATTR_NODE_RECORD, 108, TABLE(node_record) },
-	{ SA_ATTR_PORT_INFO_RECORD, 68, TABLE(port_info_record) },
-	{ SA_ATTR_SWITCH_INFO_RECORD, 24, TABLE(switch_info_record) },
-	{ SA_ATTR_LINK_RECORD, 8, TABLE(link_record) },
-	{ SA_ATTR_LFT_RECORD, 72, TABLE(lft_record) },
-	{ SA_ATTR_SM_INFO_RECORD, 25, TABLE(sm_info_record) },
-	{ SA_ATTR_SL2VL_RECORD, 16, TABLE(sl2vl_record) },
-	{ SA_ATTR_VLARB_RECORD, 72, TABLE(vlarb_record) },
-	{ SA_ATTR_PKEY_RECORD, 72, TABLE(pkey_record) },
-	{ SA_ATTR_GUID_INFO_RECORD, 72, TABLE(guid_info_record) },
-	{ SA_ATTR_PATH_RECORD, 64, TABLE(path_record_fields) },
-	{ SA_ATTR_MFT_RECORD, 72, TABLE(mft_record) },
-	{ SA_ATTR_MCMEMBER_RECORD, MCR_SIZE, TABLE(mcmember_record) },
-	{ SA_ATTR_SERVICE_RECORD, SR_SIZE, TABLE(service_record_fields) },
-	{ SA_ATTR_INFORM_INFO, INFORM_SIZE, TABLE(inform_info_fields) },
-	{ SA_ATTR_INFORM_INFO_RECORD, IIR_SIZE, TABLE(inform_info_record_fields) },
-	{ SA_ATTR_MULTIPATH_RECORD, MPR_FIXED_SIZE, TABLE(multipath_record_fields) },
+} records[RECORD_ATTRS] = {
+	[SA_ATTR_NODE_RECORD] = { 108, TABLE(node_record) },
+	[SA_ATTR_PORT_INFO_RECORD] = { 68, TABLE(port_info_record) },
+	[SA_ATTR_SWITCH_INFO_RECORD] = { 24, TABLE(switch_info_record) },
+	[SA_ATTR_LINK_RECORD] = { 8, TABLE(link_record) },
+	[SA_ATTR_LFT_RECORD] = { 72, TABLE(lft_record) },
+	[SA_ATTR_SM_INFO_RECORD] = { 25, TABLE(sm_info_record) },
+	[SA_ATTR_SL2VL_RECORD] = { 16, TABLE(sl2vl_record) },
+	[SA_ATTR_VLARB_RECORD] = { 72, TABLE(vlarb_record) },
+	[SA_ATTR_PKEY_RECORD] = { 72, TABLE(pkey_record) },
+	[SA_ATTR_GUID_INFO_RECORD] = { 72, TABLE(guid_info_record) },
+	[SA_ATTR_PATH_RECORD] = { 64, TABLE(path_record_fields) },
+	[SA_ATTR_MFT_RECORD] = { 72, TABLE(mft_record) },
+	[SA_ATTR_MCMEMBER_RECORD] = { MCR_SIZE, TABLE(mcmember_record) },
+	[SA_ATTR_SERVICE_RECORD] = { SR_SIZE, TABLE(service_record_fields) },
+	[SA_ATTR_INFORM_INFO] = { INFORM_SIZE, TABLE(inform_info_fields) },
+	[SA_ATTR_INFORM_INFO_RECORD] = { IIR_SIZE, TABLE(inform_info_record_fields) },
+	[SA_ATTR_MULTIPATH_RECORD] = { MPR_FIXED_SIZE, TABLE(multipath_record_fields) },
 };
 
 /*
@@ -368,35 +372,31 @@ static const char *const mcmember_record_names[] = {
 #define NAMES(t) t, sizeof(t) / sizeof(t[0])
 
 static const struct {
-	uint16_t attr;
 	const char *const *names;
 	unsigned int n;
-} record_names[] = {
-	{ SA_ATTR_NODE_RECORD, NAMES(node_record_names) },
-	{ SA_ATTR_PORT_INFO_RECORD, NAMES(port_info_record_names) },
-	{ SA_ATTR_SWITCH_INFO_RECORD, NAMES(switch_info_record_names) },
-	{ SA_ATTR_LINK_RECORD, NAMES(link_record_names) },
-	{ SA_ATTR_LFT_RECORD, NAMES(lft_record_names) },
-	{ SA_ATTR_SM_INFO_RECORD, NAMES(sm_info_record_names) },
-	{ SA_ATTR_SL2VL_RECORD, NAMES(sl2vl_record_names) },
-	{ SA_ATTR_VLARB_RECORD, NAMES(vlarb_record_names) },
-	{ SA_ATTR_PKEY_RECORD, NAMES(pkey_record_names) },
-	{ SA_ATTR_GUID_INFO_RECORD, NAMES(guid_info_record_names) },
-	{ SA_ATTR_PATH_RECORD, NAMES(path_record_names) },
-	{ SA_ATTR_MFT_RECORD, NAMES(mft_record_names) },
-	{ SA_ATTR_MCMEMBER_RECORD, NAMES(mcmember_record_names) },
-	{ SA_ATTR_SERVICE_RECORD, NAMES(service_record_names) },
-	{ SA_ATTR_INFORM_INFO, NAMES(inform_info_names) },
-	{ SA_ATTR_INFORM_INFO_RECORD, NAMES(inform_info_record_names) },
-	{ SA_ATTR_MULTIPATH_RECORD, NAMES(multipath_record_names) },
+} record_names[RECORD_ATTRS] = {
+	[SA_ATTR_NODE_RECORD] = { NAMES(node_record_names) },
+	[SA_ATTR_PORT_INFO_RECORD] = { NAMES(port_info_record_names) },
+	[SA_ATTR_SWITCH_INFO_RECORD] = { NAMES(switch_info_record_names) },
+	[SA_ATTR_LINK_RECORD] = { NAMES(link_record_names) },
+	[SA_ATTR_LFT_RECORD] = { NAMES(lft_record_names) },
+	[SA_ATTR_SM_INFO_RECORD] = { NAMES(sm_info_record_names) },
+	[SA_ATTR_SL2VL_RECORD] = { NAMES(sl2vl_record_names) },
+	[SA_ATTR_VLARB_RECORD] = { NAMES(vlarb_record_names) },
+	[SA_ATTR_PKEY_RECORD] = { NAMES(pkey_record_names) },
+	[SA_ATTR_GUID_INFO_RECORD] = { NAMES(guid_info_record_names) },
+	[SA_ATTR_PATH_RECORD] = { NAMES(path_record_names) },
+	[SA_ATTR_MFT_RECORD] = { NAMES(mft_record_names) },
+	[SA_ATTR_MCMEMBER_RECORD] = { NAMES(mcmember_record_names) },
+	[SA_ATTR_SERVICE_RECORD] = { NAMES(service_record_names) },
+	[SA_ATTR_INFORM_INFO] = { NAMES(inform_info_names) },
+	[SA_ATTR_INFORM_INFO_RECORD] = { NAMES(inform_info_record_names) },
+	[SA_ATTR_MULTIPATH_RECORD] = { NAMES(multipath_record_names) },
 };
 
 static int record_index(uint16_t attr_id)
 {
-	for (size_t i = 0; i < sizeof(records) / sizeof(records[0]); i++)
-		if (records[i].attr == attr_id)
-			return (int)i;
-	return -1;
+	return attr_id < RECORD_ATTRS && records[attr_id].n ? attr_id : -1;
 }
 
 size_t sa_record_size(uint16_t attr_id)
@@ -422,10 +422,7 @@ int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name
 		return -EINVAL;
 	*bit_off = records[i].f[field].off;
 	*width = records[i].f[field].width;
-	*name = NULL;
-	for (size_t k = 0; k < sizeof(record_names) / sizeof(record_names[0]); k++)
-		if (record_names[k].attr == attr_id && record_names[k].n == records[i].n)
-			*name = record_names[k].names[field];
+	*name = record_names[i].n == records[i].n ? record_names[i].names[field] : NULL;
 	return 0;
 }
 
