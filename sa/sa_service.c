@@ -20,8 +20,10 @@
  * names: its port GUID and every alias GUID count together.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "smd/log.h"
 #include "sa/sa_int.h"
@@ -36,13 +38,26 @@ struct svc {
 	uint64_t id;
 	uint8_t gid[16];
 	uint16_t pkey;
-	uint64_t guid;			/* the port ServiceGID names */
+	uint64_t guid;			/* the GUID ServiceGID names */
+	uint64_t owner;			/* the physical port charged (its port GUID) */
 	uint64_t expires_us;		/* monotonic; 0: never */
+	uint32_t next_id, next_owner;	/* the index's chains: slot + 1, 0: end */
 };
 
+/*
+ * The records and two indexes over them, chains of slots hashed by
+ * ServiceID and by owning port, so that a Set, a Delete and a Get that
+ * names the ServiceID cost O(1) however many services there are (a walk of
+ * 16,000 records for each was 42 us per Set and 650 us per Get: a host
+ * sending them could keep smd busy alone). The hash is keyed per SA: a
+ * client cannot choose IDs that share one chain.
+ */
 struct sa_svc_db {
 	struct svc *v;
 	size_t n, cap;
+	uint32_t *by_id, *by_owner;	/* chain heads (slot + 1), nbuckets each */
+	size_t nbuckets;
+	uint64_t seed;
 	/*
 	 * 0: no service has a lease end; else at most the earliest one. A Set
 	 * only lowers it and a Delete leaves it (O(1) each); the expiry walk,
@@ -51,11 +66,24 @@ struct sa_svc_db {
 	uint64_t next_us;
 };
 
+static uint64_t now_us(const struct sa *sa)
+{
+	return sa_clock(sa);
+}
+
 static struct sa_svc_db *db_of(struct sa *sa)
 {
-	if (!sa->svc)
-		sa->svc = calloc(1, sizeof(*sa->svc));
-	return sa->svc;
+	struct sa_svc_db *db = sa->svc;
+
+	if (db)
+		return db;
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return NULL;
+	if (getrandom(&db->seed, sizeof(db->seed), GRND_NONBLOCK) != sizeof(db->seed))
+		db->seed = now_us(sa) ^ (uint64_t)(uintptr_t)db;
+	sa->svc = db;
+	return db;
 }
 
 void sa_service_free(struct sa *sa)
@@ -63,8 +91,70 @@ void sa_service_free(struct sa *sa)
 	if (!sa->svc)
 		return;
 	free(sa->svc->v);
+	free(sa->svc->by_id);
+	free(sa->svc->by_owner);
 	free(sa->svc);
 	sa->svc = NULL;
+}
+
+static size_t bucket(const struct sa_svc_db *db, uint64_t key)
+{
+	uint64_t h = (key ^ db->seed) * UINT64_C(0x9e3779b97f4a7c15);
+
+	h ^= h >> 31;
+	h *= UINT64_C(0xbf58476d1ce4e5b9);
+	h ^= h >> 29;
+	return (size_t)h & (db->nbuckets - 1);
+}
+
+static void link_slot(struct sa_svc_db *db, size_t i)
+{
+	struct svc *v = &db->v[i];
+	uint32_t *hi = &db->by_id[bucket(db, v->id)], *ho = &db->by_owner[bucket(db, v->owner)];
+
+	v->next_id = *hi;
+	*hi = (uint32_t)i + 1;
+	v->next_owner = *ho;
+	*ho = (uint32_t)i + 1;
+}
+
+/* Take slot i out of both chains */
+static void unlink_slot(struct sa_svc_db *db, size_t i)
+{
+	struct svc *v = &db->v[i];
+	uint32_t *l;
+
+	for (l = &db->by_id[bucket(db, v->id)]; *l != i + 1; l = &db->v[*l - 1].next_id)
+		;
+	*l = v->next_id;
+	for (l = &db->by_owner[bucket(db, v->owner)]; *l != i + 1; l = &db->v[*l - 1].next_owner)
+		;
+	*l = v->next_owner;
+}
+
+/* One bucket per slot of the array at least: rebuilt when the array grows */
+static int reindex(struct sa_svc_db *db)
+{
+	size_t nb = 16;
+	uint32_t *bi, *bo;
+
+	while (nb < db->cap)
+		nb *= 2;
+	bi = calloc(nb, sizeof(*bi));
+	bo = calloc(nb, sizeof(*bo));
+	if (!bi || !bo) {
+		free(bi);
+		free(bo);
+		return -ENOMEM;
+	}
+	free(db->by_id);
+	free(db->by_owner);
+	db->by_id = bi;
+	db->by_owner = bo;
+	db->nbuckets = nb;
+	for (size_t i = 0; i < db->n; i++)
+		link_slot(db, i);
+	return 0;
 }
 
 size_t sa_service_count(const struct sa *sa)
@@ -72,17 +162,29 @@ size_t sa_service_count(const struct sa *sa)
 	return sa->svc ? sa->svc->n : 0;
 }
 
-static uint64_t now_us(const struct sa *sa)
-{
-	return sa_clock(sa);
-}
-
 static struct svc *find(struct sa_svc_db *db, uint64_t id, const uint8_t gid[16], uint16_t pkey)
 {
-	for (size_t i = 0; db && i < db->n; i++)
-		if (db->v[i].id == id && db->v[i].pkey == pkey && !memcmp(db->v[i].gid, gid, 16))
-			return &db->v[i];
+	if (!db || !db->n)
+		return NULL;
+	for (uint32_t k = db->by_id[bucket(db, id)]; k; k = db->v[k - 1].next_id) {
+		struct svc *v = &db->v[k - 1];
+
+		if (v->id == id && v->pkey == pkey && !memcmp(v->gid, gid, 16))
+			return v;
+	}
 	return NULL;
+}
+
+/* The services charged to a physical port */
+static size_t owned_by(const struct sa_svc_db *db, uint64_t owner)
+{
+	size_t n = 0;
+
+	if (!db || !db->n)
+		return 0;
+	for (uint32_t k = db->by_owner[bucket(db, owner)]; k; k = db->v[k - 1].next_owner)
+		n += db->v[k - 1].owner == owner;
+	return n;
 }
 
 /* Seconds of lease left (rounded up), or SR_LEASE_INFINITE */
@@ -127,7 +229,14 @@ static void drop(struct sa *sa, size_t i, bool tell)
 	struct sa_svc_db *db = sa->svc;
 	struct svc gone = db->v[i];
 
-	db->v[i] = db->v[--db->n];
+	unlink_slot(db, i);
+	if (i != db->n - 1) {
+		/* The last record moves into slot i: its chains point there now */
+		unlink_slot(db, db->n - 1);
+		db->v[i] = db->v[db->n - 1];
+		link_slot(db, i);
+	}
+	db->n--;
 	if (tell)
 		changed(sa, &gone, false);
 }
@@ -161,19 +270,26 @@ void sa_service_expire(struct sa *sa)
 	}
 }
 
-/* Add or replace; the caller checked the rules */
+/*
+ * Add or replace; the caller checked the rules. owner: the physical port
+ * the record is charged to (SVC_PER_PORT).
+ */
 static struct svc *put(struct sa *sa, const uint8_t rec[SR_SIZE], uint64_t guid,
-		       uint32_t lease)
+		       uint64_t owner, uint32_t lease)
 {
 	struct sa_svc_db *db = db_of(sa);
 	struct service_record r;
 	struct svc *v;
+	size_t i;
 
 	if (!db)
 		return NULL;
 	service_record_decode(rec, &r);
 	v = find(db, r.id, r.gid, r.pkey);
-	if (!v) {
+	if (v) {
+		i = (size_t)(v - db->v);
+		unlink_slot(db, i);
+	} else {
 		if (db->n == db->cap) {
 			size_t ncap = db->cap ? 2 * db->cap : 16;
 			struct svc *nv = realloc(db->v, ncap * sizeof(*nv));
@@ -182,17 +298,22 @@ static struct svc *put(struct sa *sa, const uint8_t rec[SR_SIZE], uint64_t guid,
 				return NULL;
 			db->v = nv;
 			db->cap = ncap;
+			if (reindex(db) < 0)
+				return NULL;
 		}
-		v = &db->v[db->n++];
+		i = db->n++;
 	}
+	v = &db->v[i];
 	memset(v, 0, sizeof(*v));
 	memcpy(v->rec, rec, SR_SIZE);
 	v->id = r.id;
 	memcpy(v->gid, r.gid, 16);
 	v->pkey = r.pkey;
 	v->guid = guid;
+	v->owner = owner;
 	v->expires_us = lease == SR_LEASE_INFINITE ? 0 :
 			now_us(sa) + (uint64_t)lease * 1000000 + (lease ? 0 : 1);
+	link_slot(db, i);
 	next_lower(db, v->expires_us);
 	return v;
 }
@@ -206,7 +327,9 @@ int sa_service_restore(struct sa *sa, const uint8_t rec[SR_SIZE], uint32_t lease
 		return -ENOSPC;
 	service_record_decode(rec, &r);
 	gid_decode(r.gid, &prefix, &guid);
-	return put(sa, rec, guid, lease) ? 0 : -ENOMEM;
+	/* Charged to the port an alias belongs to when that is known yet */
+	return put(sa, rec, guid, sa_alias_owner(sa, guid) ? sa_alias_owner(sa, guid) : guid,
+		   lease) ? 0 : -ENOMEM;
 }
 
 /* What a requester sees of v: the lease left, the key only if it may */
@@ -226,6 +349,25 @@ static bool key_set(const uint8_t rec[SR_SIZE])
 	return memcmp(rec + 32, zero, 16) != 0;
 }
 
+/*
+ * Offer v if the requester may see it and it matches: the fields a
+ * requester sees as stored are compared first (cheap), the answer's form
+ * (lease left, ServiceKey hidden) is made for those that pass
+ */
+static int offer(struct sa *sa, const struct sa_mad *req, const struct fab_port *who,
+		 bool trusted, uint64_t now, const struct svc *v, struct records *r)
+{
+	uint64_t m = req->comp_mask & ~(SR_CM_LEASE | SR_CM_KEY);
+	uint8_t rec[SR_SIZE];
+
+	if (!trusted && !sa_pkey_shared(who, v->pkey))
+		return 0;
+	if (m && !sa_record_match(SA_ATTR_SERVICE_RECORD, v->rec, req->data, m))
+		return 0;
+	answer_form(sa, v, trusted || (who && sa_port_owns_guid(sa, who, v->guid)), now, rec);
+	return sa_rec_offer(r, req, rec);
+}
+
 int sa_service_collect(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       struct records *r)
 {
@@ -235,18 +377,19 @@ int sa_service_collect(struct sa *sa, const struct sa_mad *req, const struct mad
 	uint64_t now = now_us(sa);
 	int e = 0;
 
-	if (!db || (!who && !trusted))
+	if (!db || !db->n || (!who && !trusted))
 		return 0;
-	for (size_t i = 0; i < db->n && !e; i++) {
-		const struct svc *v = &db->v[i];
-		uint8_t rec[SR_SIZE];
+	if (req->comp_mask & SR_CM_ID) {
+		/* The ServiceID is named: its chain holds every candidate */
+		uint64_t id = sa_record_field(SA_ATTR_SERVICE_RECORD, req->data, 0);
 
-		if (!trusted && !sa_pkey_shared(who, v->pkey))
-			continue;
-		answer_form(sa, v, trusted || (who && sa_port_owns_guid(sa, who, v->guid)), now,
-			    rec);
-		e = sa_rec_offer(r, req, rec);
+		for (uint32_t k = db->by_id[bucket(db, id)]; k && !e; k = db->v[k - 1].next_id)
+			if (db->v[k - 1].id == id)
+				e = offer(sa, req, who, trusted, now, &db->v[k - 1], r);
+		return e;
 	}
+	for (size_t i = 0; i < db->n && !e; i++)
+		e = offer(sa, req, who, trusted, now, &db->v[i], r);
 	return e;
 }
 
@@ -261,7 +404,6 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 	struct service_record r;
 	struct svc *v;
 	uint32_t lease;
-	size_t mine = 0;
 	char name[65];
 
 	if ((m & (SR_CM_ID | SR_CM_GID)) != (SR_CM_ID | SR_CM_GID))
@@ -298,16 +440,10 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 		return SA_STATUS_REQ_INVALID;
 	lease = (m & SR_CM_LEASE) ? r.lease : SR_LEASE_INFINITE;
 	sa_record_set_field(SA_ATTR_SERVICE_RECORD, rec, SR_FIELD_LEASE, lease);
-	if (!v) {
-		if (db && db->n >= SVC_MAX)
-			return SA_STATUS_NO_RESOURCES;
-		/* Per port, not per GID: aliases (up to 31) share the port's */
-		for (size_t i = 0; db && i < db->n; i++)
-			mine += sa_port_owns_guid(sa, port, db->v[i].guid);
-		if (mine >= SVC_PER_PORT)
-			return SA_STATUS_NO_RESOURCES;
-	}
-	v = put(sa, rec, guid, lease);
+	/* Per port, not per GID: aliases (up to 31) share the port's */
+	if (!v && ((db && db->n >= SVC_MAX) || owned_by(db, port->guid) >= SVC_PER_PORT))
+		return SA_STATUS_NO_RESOURCES;
+	v = put(sa, rec, guid, port->guid, lease);
 	if (!v)
 		return SA_STATUS_NO_RESOURCES;
 	answer_form(sa, v, true, now_us(sa), out);

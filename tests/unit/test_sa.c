@@ -1509,6 +1509,96 @@ static void test_guidinfo(void)
  * The per-port service limit counts every GID of the port: a port with
  * alias GUIDs gets SVC_PER_PORT (256) in all, not 256 per alias
  */
+/*
+ * The service index (chains by ServiceID and by port) against a plain
+ * reference: 6000 random Sets, Deletes and lease ends over 40 IDs and
+ * three ports, so that chains share buckets and every removal moves
+ * another record into its slot. After each step the count matches; at
+ * the end and every 500 steps every (ID, port) is found by Get exactly
+ * when the reference holds it, a GetTable by ID returns its ports, and a
+ * port's count decides its limit.
+ */
+#define IX_IDS	40
+static void ix_compare(struct sa *sa, struct fab_port *h[3], const uint64_t until[IX_IDS][3])
+{
+	for (unsigned int id = 0; id < IX_IDS; id++) {
+		unsigned int want = 0;
+		struct service_record r, q;
+		uint8_t rec[SR_SIZE], *data = NULL;
+		size_t rsize, n;
+
+		for (unsigned int k = 0; k < 3; k++) {
+			bool there = until[id][k] > fake_us;
+
+			want += there;
+			sr_make(&r, 0x70000 + id, h[k], "");
+			CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_KEYMASK, h[k], &q),
+				 there ? 0 : SA_STATUS_NO_RECORDS);
+			if (there)
+				CHECK(q.id == 0x70000 + id && !memcmp(q.gid, r.gid, 16));
+		}
+		sr_make(&r, 0x70000 + id, h[0], "");
+		service_record_encode(&r, rec);
+		n = get_table(sa, SA_ATTR_SERVICE_RECORD, SR_CM_ID, rec, SR_SIZE, &data, &rsize);
+		CHECK_EQ(n, want);
+		free(data);
+	}
+}
+
+static void test_service_index(void)
+{
+	struct sa_env e2 = env;
+	struct sa *sa;
+	struct fab_port *h[3] = { port_of("h1", 1), port_of("h2", 1), port_of("h3", 1) };
+	static uint64_t until[IX_IDS][3];	/* reference: lease end (us), 0: none */
+	uint64_t rng = 42;
+	unsigned int present = 0;
+
+	e2.now = fake_now;
+	fake_us = 1000000;
+	memset(until, 0, sizeof(until));
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	for (unsigned int step = 0; step < 6000; step++) {
+		struct service_record r;
+		unsigned int id, k, op;
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		id = (unsigned int)(rng >> 33) % IX_IDS;
+		k = (unsigned int)(rng >> 45) % 3;
+		op = (unsigned int)(rng >> 50) % 8;
+		sr_make(&r, 0x70000 + id, h[k], "ix");
+		if (op < 4) {
+			/* Set with a lease of 1-4 s */
+			r.lease = 1 + op;
+			CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK | SR_CM_LEASE, h[k],
+					 NULL), 0);
+			until[id][k] = fake_us + (uint64_t)r.lease * 1000000;
+		} else if (op < 6) {
+			bool there = until[id][k] > fake_us;
+
+			CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h[k], NULL),
+				 there ? 0 : SA_STATUS_NO_RECORDS);
+			until[id][k] = 0;
+		} else {
+			/* Time passes: some leases end */
+			fake_us += 150000 * (op - 5);
+			sa_tick(sa);
+		}
+		present = 0;
+		for (unsigned int i = 0; i < IX_IDS; i++)
+			for (unsigned int j = 0; j < 3; j++)
+				present += until[i][j] > fake_us;
+		sa_tick(sa);
+		CHECK_EQ(sa_service_count(sa), present);
+		if (step % 500 == 499)
+			ix_compare(sa, h, until);
+	}
+	ix_compare(sa, h, until);
+	CHECK(present > 10);
+	sa_free(sa);
+}
+
 static void test_service_alias_limit(void)
 {
 	struct sa_env e2 = env;
@@ -2660,6 +2750,7 @@ int main(void)
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_service_alias_limit);
+	RUN(test_service_index);
 	RUN(test_service_expiry);
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
