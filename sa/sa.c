@@ -490,6 +490,22 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 		}
 }
 
+/*
+ * No transfer slot left for this requester's answer (sa_send_table's
+ * test), unless the request retransmits one of its open transfers, which
+ * then starts again in its own slot
+ */
+static bool xfers_full(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
+{
+	if (sa->nxfers < SA_MAX_XFERS && sa->port_xfers[owner_of(sa, from->slid)] < lim_xfers(sa))
+		return false;
+	for (const struct sa_xfer *x = sa->xfers; x; x = x->next)
+		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
+			return false;
+	return true;
+}
+
 static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       struct records *recs)
 {
@@ -1610,6 +1626,12 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
 	if (modify) {
 		answer_modify(sa, &req, from);
+		return;
+	}
+	if (req.hdr.method == SA_METHOD_GET_TABLE && xfers_full(sa, &req, from)) {
+		/* Refused now, not after the table is built (sa_send_table would) */
+		sa->stats.refused++;
+		respond_status(sa, &req, from, SA_STATUS_NO_RESOURCES);
 		return;
 	}
 	recs.size = (size + 7) & ~(size_t)7;
