@@ -1686,6 +1686,9 @@ static void test_limits(void)
 		refused += open_table(sa, &hog, 10000 + i) == SA_STATUS_NO_RESOURCES;
 	CHECK_EQ(refused, 1100 - 16);
 	CHECK(sa_stats(sa)->refused >= 1100 - 16);
+	/* A retransmission of one of its 16 starts again in that one's slot */
+	CHECK_EQ(open_table(sa, &hog, 10005), 0);
+	CHECK_EQ(open_table(sa, &hog, 12000), SA_STATUS_NO_RESOURCES);
 	/* ... while another port is served */
 	CHECK_EQ(open_table(sa, &other, 20000), 0);
 	CHECK_EQ(nsent, 1);
