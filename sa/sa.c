@@ -121,6 +121,7 @@ struct sa *sa_free(struct sa *sa)
 	sa_guid_free(sa);
 	sa_inform_free(sa);
 	sa_multipath_free(sa);
+	sa_queue_free(sa);
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
@@ -200,7 +201,7 @@ bool sa_pkey_shared(const struct fab_port *p, uint16_t pkey)
  * with LMC > 0 sends from several LIDs); LIDs the model does not know count
  * as themselves.
  */
-static uint16_t owner_of(const struct sa *sa, uint16_t slid)
+uint16_t sa_owner_of(const struct sa *sa, uint16_t slid)
 {
 	const struct fab_port *p = sa->f && slid <= LID_UCAST_MAX ?
 				   fabric_port_by_lid(sa->f, slid) : NULL;
@@ -497,7 +498,7 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
  */
 static bool xfers_full(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
 {
-	if (sa->nxfers < SA_MAX_XFERS && sa->port_xfers[owner_of(sa, from->slid)] < lim_xfers(sa))
+	if (sa->nxfers < SA_MAX_XFERS && sa->port_xfers[sa_owner_of(sa, from->slid)] < lim_xfers(sa))
 		return false;
 	for (const struct sa_xfer *x = sa->xfers; x; x = x->next)
 		if (x->dlid == from->slid && x->qpn == from->qpn &&
@@ -518,7 +519,7 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 {
 	struct sa_xfer *x;
 
-	uint16_t owner = owner_of(sa, from->slid);
+	uint16_t owner = sa_owner_of(sa, from->slid);
 
 	/*
 	 * A retransmitted request restarts its transfer: the old one counts
@@ -1399,7 +1400,7 @@ static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct ma
 	size_t cap = 0;
 	int e = 0;
 
-	uint16_t owner = owner_of(sa, from->slid);
+	uint16_t owner = sa_owner_of(sa, from->slid);
 
 	if (!sa->env->read_sl2vl) {
 		respond_status(sa, req, from, SA_STATUS_NO_RECORDS);
@@ -1640,7 +1641,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		 * What this answer may take: a Get needs to see no more than two
 		 * records; a GetTable what its port and all ports have left.
 		 */
-		uint16_t owner = owner_of(sa, from->slid);
+		uint16_t owner = sa_owner_of(sa, from->slid);
 		size_t port_left = lim_port_bytes(sa) > sa->port_bytes[owner] ?
 				   lim_port_bytes(sa) - sa->port_bytes[owner] : 0;
 		size_t all_left = lim_bytes(sa) > sa->bytes ? lim_bytes(sa) - sa->bytes : 0;

@@ -100,6 +100,8 @@ struct sa_stats {
 	uint64_t rmpp_started, rmpp_done, rmpp_aborted;
 	uint64_t refused;	/* NO_RESOURCES: a client past its limits, or all clients' */
 	uint64_t segments;
+	uint64_t shed;		/* dropped as read: their port had too many waiting */
+	uint16_t shed_lid;	/* ... the last of them from this LID */
 };
 
 int sa_new(const struct sa_env *env, struct sa **out);
@@ -159,5 +161,14 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */
 void sa_tick(struct sa *sa);
 const struct sa_stats *sa_stats(const struct sa *sa);
+/*
+ * Fair input (sa_queue.c): sa_submit() queues one MAD as it is read
+ * (-ENOBUFS: dropped, its port has too many waiting); sa_drain() answers
+ * waiting MADs, one per port in turn, until none is left or slice_us has
+ * passed (one at least), and returns how many still wait.
+ */
+#define SA_QUEUE_PER_PORT_MAX	64	/* MADs of one port waiting; more are dropped */
+int sa_submit(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
+size_t sa_drain(struct sa *sa, uint64_t slice_us);
 
 #endif

@@ -45,6 +45,7 @@ struct sa {
 	struct sa_guid_db *gi;		/* alias GUIDs (sa_guid.c) */
 	struct sa_inform_db *inf;	/* subscriptions and Reports (sa_inform.c) */
 	struct sa_rx *rx;		/* GetMulti requests coming in by RMPP */
+	struct sa_queue *queue;		/* MADs waiting for their turn (sa_queue.c) */
 	unsigned int nrx;
 	/* The request being answered: its port (NULL: unknown LID), trusted (SM_Key) */
 	const struct fab_port *requester;
@@ -70,6 +71,9 @@ uint64_t sa_alias_owner(const struct sa *sa, uint64_t guid);
 bool sa_trusted(const struct sa *sa, const struct sa_mad *req);
 /* The SA's clock, monotonic microseconds */
 uint64_t sa_clock(const struct sa *sa);
+/* The requesting port a LID stands for (its base LID), whose limits apply */
+uint16_t sa_owner_of(const struct sa *sa, uint16_t slid);
+void sa_queue_free(struct sa *sa);
 /*
  * Partitions, from the P_Key tables the sweep read (fab_port.pkeys; a port
  * whose table is not known holds the default P_Key only): does p hold

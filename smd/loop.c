@@ -56,6 +56,8 @@
 #define LOOP_POLL_BUSY_MS	1
 /* How long loop_pump may go on before the other sources get their turn */
 #define LOOP_SLICE_US		20000
+/* How long the SA answers waiting requests in one go (sa_drain) */
+#define LOOP_SA_SLICE_US	10000
 /* A handler that runs longer than this is counted (smctl status) */
 #define LOOP_SLOW_US		100000
 /* SIGTERM: how long the worker may take to finish before smd leaves without it */
@@ -65,6 +67,7 @@ enum round { ROUND_IDLE, ROUND_LIGHT, ROUND_HEAVY };
 
 struct loop {
 	struct smd *smd;
+	uint64_t sa_shed_told, sa_shed_at;	/* SA requests dropped: told how many, when */
 	const struct loop_ops *ops;
 	sd_event *ev;
 	sd_event_source *mad_io;	/* the MAD descriptor, when epoll takes it */
@@ -407,7 +410,8 @@ static void on_unsolicited(void *arg, const uint8_t *mad, size_t len, const stru
 	mclass = ms.mgmt_class;
 	method = ms.method;
 	if (mclass == MAD_CLASS_SA) {
-		sa_handle(smd->sa, mad, len, from);
+		/* Answered in turn with other ports' (loop_pump, sa_answer) */
+		sa_submit(smd->sa, mad, len, from);
 		return;
 	}
 	if ((method == MAD_METHOD_GET || method == MAD_METHOD_SET) && len == MAD_SIZE &&
@@ -737,6 +741,31 @@ static bool round_advance(struct loop *lp)
 }
 
 /*
+ * SA requests wait in the SA's queue as they are read (on_unsolicited):
+ * answer them, one per requesting port in turn, for LOOP_SA_SLICE_US at
+ * most; the rest on the next turn of the loop. Say once a minute at most
+ * that a client sends faster than its turn comes (its excess is dropped).
+ */
+static void sa_answer(struct loop *lp)
+{
+	const struct sa_stats *st = sa_stats(lp->smd->sa);
+	uint64_t now;
+
+	if (sa_drain(lp->smd->sa, LOOP_SA_SLICE_US))
+		loop_kick(lp);
+	if (st->shed == lp->sa_shed_told)
+		return;
+	now = txn_now_us();
+	if (lp->sa_shed_at && now - lp->sa_shed_at < 60000000)
+		return;
+	log_notice("SA: %" PRIu64 " requests dropped unanswered, from ports with %u waiting "
+		   "(the last from LID %u): a client sends faster than its turn comes",
+		   st->shed - lp->sa_shed_told, SA_QUEUE_PER_PORT_MAX, st->shed_lid);
+	lp->sa_shed_told = st->shed;
+	lp->sa_shed_at = now;
+}
+
+/*
  * MADs came in, a deadline passed, work finished, or a step asked to go on:
  * receive and complete what is there (SA requests and traps included), move
  * the round on, send what it queued; again while the round moves, for at
@@ -749,19 +778,23 @@ static void loop_pump(struct loop *lp)
 
 	for (;;) {
 		txn_dispatch(smd->txn);
+		sa_answer(lp);
 		sa_tick(smd->sa);
 		if (!round_advance(lp))
 			break;
 		if (txn_now_us() - t0 > LOOP_SLICE_US) {
 			txn_dispatch(smd->txn);
+			sa_answer(lp);
 			loop_kick(lp);
 			break;
 		}
 	}
 	/* Joins and leaves just answered: their trees and MFT blocks (not during a sweep) */
 	mcast_run(smd);
-	if (txn_queued(smd->txn))
+	if (txn_queued(smd->txn)) {
 		txn_dispatch(smd->txn);
+		sa_answer(lp);
+	}
 	if (smd->resweep && sweeping_state(smd) && lp->round == ROUND_IDLE)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	arm_trap_due(lp);

@@ -1668,6 +1668,72 @@ static void test_service_alias_limit(void)
 	sa_free(sa);
 }
 
+/*
+ * Fair input (sa_queue.c): one port's 100 queued requests do not keep
+ * another's waiting behind them; a port has 64 waiting at most, the rest
+ * are dropped as they come; a drain with no time left still answers one.
+ */
+static void submit_get(struct sa *sa, const struct mad_addr *from, uint64_t tid, uint16_t lid)
+{
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = SA_METHOD_GET;
+	m.hdr.attr_id = SA_ATTR_NODE_RECORD;
+	m.hdr.tid = tid;
+	m.comp_mask = 1;			/* the LID */
+	sa_record_set_field(SA_ATTR_NODE_RECORD, m.data, 0, lid);
+	sa_mad_encode(&m, buf);
+	sa_submit(sa, buf, MAD_SIZE, from);
+}
+
+static void test_fair_queue(void)
+{
+	struct sa *sa;
+	const struct mad_addr a = { .slid = port_of("h1", 1)->lid, .qpn = 1 };
+	const struct mad_addr b = { .slid = port_of("h3", 1)->lid, .qpn = 1 };
+	unsigned int to_a = 0, to_b = 0, b_at = 0;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	nsent = 0;
+	for (unsigned int i = 0; i < 100; i++)
+		submit_get(sa, &a, 5000 + i, b.slid);
+	submit_get(sa, &b, 6000, a.slid);
+	/* Nothing is answered before the drain */
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_stats(sa)->shed, 100 - SA_QUEUE_PER_PORT_MAX);
+	CHECK_EQ(sa_stats(sa)->shed_lid, a.slid);
+	/* No time at all: one answered (A's first), 64 still waiting */
+	CHECK_EQ(sa_drain(sa, 0), SA_QUEUE_PER_PORT_MAX);
+	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sa_drain(sa, UINT64_MAX), 0);
+	CHECK_EQ(nsent, SA_QUEUE_PER_PORT_MAX + 1);
+	for (unsigned int i = 0; i < nsent; i++) {
+		struct sa_mad m;
+
+		CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &m), 0);
+		CHECK_EQ(m.hdr.status, 0);
+		if (sent_dlid[i] == b.slid) {
+			to_b++;
+			b_at = i;
+			CHECK_EQ((uint32_t)m.hdr.tid, 6000);
+		} else {
+			/* A's answers keep A's order */
+			CHECK_EQ((uint32_t)m.hdr.tid, 5000 + to_a);
+			to_a++;
+		}
+	}
+	CHECK_EQ(to_a, SA_QUEUE_PER_PORT_MAX);
+	CHECK_EQ(to_b, 1);
+	/* B waited for one of A's, not for 64 */
+	CHECK_EQ(b_at, 1);
+	sa_free(sa);
+}
+
 static void test_limits(void)
 {
 	struct sa_env e = env;
@@ -2750,6 +2816,7 @@ int main(void)
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_fair_queue);
 	RUN(test_services);
 	RUN(test_guidinfo);
 	RUN(test_service_alias_limit);
