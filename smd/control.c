@@ -548,6 +548,17 @@ static void status_json(struct ctl_client *cl)
 	json_u64(&j, "sminfo_refused", smd->sminfo_refused);
 	mkey_status_json(smd, &j);
 	json_bool(&j, "sa", smd->sa_serving);
+	if (smd->sa) {
+		const struct sa_stats *ss = sa_stats(smd->sa);
+
+		json_obj_begin(&j, "sa_requests");
+		json_u64(&j, "received", ss->requests);
+		json_u64(&j, "answered", ss->answered);
+		json_u64(&j, "errors", ss->errors);
+		json_u64(&j, "refused", ss->refused);
+		json_u64(&j, "dropped", ss->dropped + ss->shed);
+		json_obj_end(&j);
+	}
 	if (smd->mcast) {
 		const struct mcast_stats *ms = mcast_stats(smd);
 		const struct mc_db *db = mcast_db(smd);
@@ -690,6 +701,15 @@ static void cmd_status(struct ctl_client *cl)
 	for (unsigned int i = 0; mkey_status_line(smd, i, buf, sizeof(buf)); i++)
 		out_add(cl, "%s\n", buf);
 	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
+	if (smd->sa) {
+		const struct sa_stats *ss = sa_stats(smd->sa);
+
+		out_add(cl, "sa_requests: %" PRIu64 " received, %" PRIu64 " answered with "
+			"records, %" PRIu64 " with an error status (%" PRIu64 " of them refused "
+			"at the limits), %" PRIu64 " dropped (malformed, or their port's queue "
+			"full)\n", ss->requests, ss->answered, ss->errors, ss->refused,
+			ss->dropped + ss->shed);
+	}
 	if (smd->mcast) {
 		const struct mcast_stats *ms = mcast_stats(smd);
 		const struct mc_db *db = mcast_db(smd);

@@ -40,6 +40,11 @@ wait "$hogpid" || true
 cat "$tmp/hog.out"
 echo "smd RSS: $rss0 kB before, $rss1 kB while hogged"
 check grep -q "^sent=1100 first_segments=16 no_resources=1084 " "$tmp/hog.out"
+# smctl status counts them: the hog's 1100 and the refusals among them
+"$SMCTL" --socket "$tmp/control" --json status >"$tmp/st.json" 2>/dev/null || true
+check python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["sa_requests"]
+assert r["received"] >= 1100 and r["refused"] >= 1084 and r["answered"] >= 16, r' "$tmp/st.json"
+"$SMCTL" --socket "$tmp/control" status 2>/dev/null | grep "^sa_requests:" || true
 check test "$rss1" -lt 65536
 # The hog is gone: its transfers end unanswered (5 s of retries at most),
 # and its port's slots are free again
