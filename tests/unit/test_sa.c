@@ -1734,6 +1734,47 @@ static void test_fair_queue(void)
 	sa_free(sa);
 }
 
+/* NodeRecord Get by PortGUID (the GUID index): every endport's own record */
+static void test_node_by_guid(void)
+{
+	struct sa *sa;
+	unsigned int found = 0, eps = 0;
+	uint8_t rec[128] = { 0 };
+	struct sa_mad m;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	for (size_t i = 0; i < fab->nnodes; i++)
+		for (unsigned int pn = 0; pn <= fab->nodes[i]->num_ports; pn++) {
+			const struct fab_port *p = &fab->nodes[i]->ports[pn];
+
+			if (!fabric_is_endport(p) || !p->lid)
+				continue;
+			eps++;
+			memset(rec, 0, sizeof(rec));
+			sa_record_set_field(SA_ATTR_NODE_RECORD, rec, 8, p->guid);
+			request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, UINT64_C(1) << 8, rec,
+				sizeof(rec), 70000 + eps);
+			if (nsent == 1 && sa_mad_decode(sent[0], MAD_SIZE, &m) == 0 &&
+			    !m.hdr.status && sa_record_field(SA_ATTR_NODE_RECORD, m.data, 0) == p->lid &&
+			    sa_record_field(SA_ATTR_NODE_RECORD, m.data, 8) == p->guid &&
+			    sa_record_field(SA_ATTR_NODE_RECORD, m.data, 7) == p->node->ni.node_guid)
+				found++;
+			/* ...and with a NodeType it does not have, none */
+			sa_record_set_field(SA_ATTR_NODE_RECORD, rec, 4, p->node->ni.node_type ^ 3);
+			request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, UINT64_C(1) << 8 | 1u << 4,
+				rec, sizeof(rec), 80000 + eps);
+			CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+		}
+	CHECK_MSG(eps >= 4, "%u endports", eps);
+	CHECK_EQ(found, eps);
+	memset(rec, 0, sizeof(rec));
+	sa_record_set_field(SA_ATTR_NODE_RECORD, rec, 8, 0x1234567812345678ull);
+	request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, UINT64_C(1) << 8, rec, sizeof(rec), 90000);
+	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	sa_free(sa);
+}
+
 static void test_limits(void)
 {
 	struct sa_env e = env;
@@ -2816,6 +2857,7 @@ int main(void)
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_node_by_guid);
 	RUN(test_fair_queue);
 	RUN(test_services);
 	RUN(test_guidinfo);
