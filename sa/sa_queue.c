@@ -101,9 +101,9 @@ int sa_submit(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_ad
 	e->len = (uint16_t)len;
 	e->from = *from;
 	e->next = SA_Q_NONE;
-	if (q->port[owner].n++)
+	if (q->port[owner].n++) {
 		q->ent[q->port[owner].tail].next = k;
-	else {
+	} else {
 		q->port[owner].head = k;
 		q->active[q->nactive++] = owner;
 	}
