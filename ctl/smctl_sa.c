@@ -120,17 +120,6 @@ static int recv_mine(struct client *c, uint32_t tid, struct sa_mad *m, int timeo
 	}
 }
 
-static void request_init(struct sa_mad *req, uint8_t method, uint16_t attr, uint64_t mask)
-{
-	memset(req, 0, sizeof(*req));
-	req->hdr.base_version = 1;
-	req->hdr.mgmt_class = MAD_CLASS_SA;
-	req->hdr.class_version = SA_CLASS_VERSION;
-	req->hdr.method = method;
-	req->hdr.attr_id = attr;
-	req->comp_mask = mask;
-}
-
 /* One query, answered by one MAD or an RMPP transfer we reassemble */
 static int query(struct client *c, uint8_t method, uint16_t attr, uint64_t mask,
 		 const uint8_t *rec, size_t rec_len, struct answer *ans)
@@ -141,7 +130,7 @@ static int query(struct client *c, uint8_t method, uint16_t attr, uint64_t mask,
 	int r = -ETIMEDOUT;
 
 	memset(ans, 0, sizeof(*ans));
-	request_init(&req, method, attr, mask);
+	sa_mad_init(&req, method, attr, mask, 0);
 	if (rec)
 		memcpy(req.data, rec, rec_len);
 	for (int attempt = 0; attempt < SA_TRIES && r == -ETIMEDOUT; attempt++) {
@@ -747,11 +736,10 @@ static int bench(struct client *c, unsigned int n, unsigned int inflight, unsign
 				}
 				pr.slid = s->slid;
 				pr.dlid = s->dlid;
-				request_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
-					     (src->mask ? src->mask : PR_CM_SLID) | PR_CM_DLID);
-				path_record_encode(&pr, req.data);
 				s->tid = ++c->tid;
-				req.hdr.tid = s->tid;
+				sa_mad_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
+					    (src->mask ? src->mask : PR_CM_SLID) | PR_CM_DLID, s->tid);
+				path_record_encode(&pr, req.data);
 				s->deadline = now + SA_TIMEOUT_MS * 1000u;
 				s->busy = true;
 				sent++;
@@ -854,11 +842,10 @@ static int path_sls(struct client *c, unsigned int inflight)
 			}
 			pr.slid = pairs[s->idx].slid;
 			pr.dlid = pairs[s->idx].dlid;
-			request_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD,
-				     PR_CM_SLID | PR_CM_DLID);
-			path_record_encode(&pr, req.data);
 			s->tid = ++c->tid;
-			req.hdr.tid = s->tid;
+			sa_mad_init(&req, SA_METHOD_GET, SA_ATTR_PATH_RECORD, PR_CM_SLID | PR_CM_DLID,
+				    s->tid);
+			path_record_encode(&pr, req.data);
 			s->deadline = now + 1000000u;
 			s->tries++;
 			s->busy = true;

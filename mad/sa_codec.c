@@ -47,6 +47,18 @@ int sa_mad_decode(const uint8_t *buf, size_t len, struct sa_mad *m)
 	return 0;
 }
 
+void sa_mad_init(struct sa_mad *m, uint8_t method, uint16_t attr, uint64_t mask, uint64_t tid)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdr.base_version = 1;
+	m->hdr.mgmt_class = MAD_CLASS_SA;
+	m->hdr.class_version = SA_CLASS_VERSION;
+	m->hdr.method = method;
+	m->hdr.attr_id = attr;
+	m->hdr.tid = tid;
+	m->comp_mask = mask;
+}
+
 int sa_mad_encode(const struct sa_mad *m, uint8_t buf[MAD_SIZE])
 {
 	if (m->hdr.mgmt_class != MAD_CLASS_SA)

@@ -95,6 +95,8 @@ struct sa_mad {
 /* 0, or -EBADMSG: not a MAD of class 0x03 of 56..256 bytes (missing data reads as 0) */
 int sa_mad_decode(const uint8_t *buf, size_t len, struct sa_mad *m);
 int sa_mad_encode(const struct sa_mad *m, uint8_t buf[MAD_SIZE]);
+/* A request (or a Report) of the SA class: zeroed, then its header fields */
+void sa_mad_init(struct sa_mad *m, uint8_t method, uint16_t attr, uint64_t mask, uint64_t tid);
 
 /* PathRecord (IBA 15.2.5.16, table 209) */
 struct path_record {

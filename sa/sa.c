@@ -491,6 +491,17 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 		}
 }
 
+/* The open transfer this request retransmits (same requester and TID), or NULL */
+static struct sa_xfer *xfer_of(const struct sa *sa, const struct sa_mad *req,
+			       const struct mad_addr *from)
+{
+	for (struct sa_xfer *x = sa->xfers; x; x = x->next)
+		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
+			return x;
+	return NULL;
+}
+
 /*
  * No transfer slot left for this requester's answer (sa_send_table's
  * test), unless the request retransmits one of its open transfers, which
@@ -498,13 +509,9 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
  */
 static bool xfers_full(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
 {
-	if (sa->nxfers < SA_MAX_XFERS && sa->port_xfers[sa_owner_of(sa, from->slid)] < lim_xfers(sa))
-		return false;
-	for (const struct sa_xfer *x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
-		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
-			return false;
-	return true;
+	return (sa->nxfers >= SA_MAX_XFERS ||
+		sa->port_xfers[sa_owner_of(sa, from->slid)] >= lim_xfers(sa)) &&
+	       !xfer_of(sa, req, from);
 }
 
 static void send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -525,14 +532,12 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	 * A retransmitted request restarts its transfer: the old one counts
 	 * as given up, so that started - done - aborted stays what is open
 	 */
-	for (x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
-		    (uint32_t)x->tid == (uint32_t)req->hdr.tid) {
-			xfer_unlink(sa, x);
-			xfer_free(x);
-			sa->stats.rmpp_aborted++;
-			break;
-		}
+	x = xfer_of(sa, req, from);
+	if (x) {
+		xfer_unlink(sa, x);
+		xfer_free(x);
+		sa->stats.rmpp_aborted++;
+	}
 	if (sa->nxfers >= SA_MAX_XFERS || sa->port_xfers[owner] >= lim_xfers(sa)) {
 		sa->stats.refused++;
 		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);

@@ -256,7 +256,7 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 		      uint16_t trap)
 {
 	struct sa_inform_db *db = sa->inf;
-	struct sa_mad m = { 0 };
+	struct sa_mad m;
 	struct report *r;
 
 	if (db->nreports >= REPORTS_MAX) {
@@ -268,13 +268,8 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 		db->st.reports_dropped++;
 		return;
 	}
-	m.hdr.base_version = 1;
-	m.hdr.mgmt_class = MAD_CLASS_SA;
-	m.hdr.class_version = SA_CLASS_VERSION;
-	m.hdr.method = SA_METHOD_REPORT;
-	m.hdr.attr_id = SA_ATTR_NOTICE;
 	r->tid = ++db->next_tid;
-	m.hdr.tid = r->tid;
+	sa_mad_init(&m, SA_METHOD_REPORT, SA_ATTR_NOTICE, 0, r->tid);
 	m.attr_offset = NOTICE_SIZE / 8;
 	memcpy(m.data, notice, NOTICE_SIZE);
 	if (sa_mad_encode(&m, r->mad) < 0) {

@@ -321,15 +321,15 @@ static struct svc *put(struct sa *sa, const uint8_t rec[SR_SIZE], uint64_t guid,
 int sa_service_restore(struct sa *sa, const uint8_t rec[SR_SIZE], uint32_t lease)
 {
 	struct service_record r;
-	uint64_t prefix, guid;
+	uint64_t prefix, guid, owner;
 
 	if (sa->svc && sa->svc->n >= SVC_MAX)
 		return -ENOSPC;
 	service_record_decode(rec, &r);
 	gid_decode(r.gid, &prefix, &guid);
 	/* Charged to the port an alias belongs to when that is known yet */
-	return put(sa, rec, guid, sa_alias_owner(sa, guid) ? sa_alias_owner(sa, guid) : guid,
-		   lease) ? 0 : -ENOMEM;
+	owner = sa_alias_owner(sa, guid);
+	return put(sa, rec, guid, owner ? owner : guid, lease) ? 0 : -ENOMEM;
 }
 
 /* What a requester sees of v: the lease left, the key only if it may */

@@ -53,16 +53,10 @@ static void run(struct sa *sa, const struct fab_port *p, const char *what, uint8
 	t0 = secs();
 	for (size_t i = 0; i < k; i++) {
 		struct service_record r = { .id = 0x100000 + i % 300, .pkey = 0xffff };
-		struct sa_mad m = { 0 };
+		struct sa_mad m;
 		uint8_t mad[MAD_SIZE];
 
-		m.hdr.base_version = 1;
-		m.hdr.mgmt_class = MAD_CLASS_SA;
-		m.hdr.class_version = SA_CLASS_VERSION;
-		m.hdr.method = method;
-		m.hdr.attr_id = SA_ATTR_SERVICE_RECORD;
-		m.hdr.tid = 0x1000 + i;
-		m.comp_mask = mask;
+		sa_mad_init(&m, method, SA_ATTR_SERVICE_RECORD, mask, 0x1000 + i);
 		gid_encode(prefix, p->guid, r.gid);
 		service_record_encode(&r, m.data);
 		sa_mad_encode(&m, mad);

@@ -321,16 +321,10 @@ static void sa_ask(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 		   const uint8_t *rec, uint64_t tid)
 {
 	static const struct mad_addr from = { .slid = 1, .qpn = 1 };
-	struct sa_mad m = { 0 };
+	struct sa_mad m;
 	uint8_t buf[MAD_SIZE];
 
-	m.hdr.base_version = 1;
-	m.hdr.mgmt_class = MAD_CLASS_SA;
-	m.hdr.class_version = SA_CLASS_VERSION;
-	m.hdr.method = method;
-	m.hdr.attr_id = attr;
-	m.hdr.tid = tid;
-	m.comp_mask = mask;
+	sa_mad_init(&m, method, attr, mask, tid);
 	if (rec)
 		memcpy(m.data, rec, 64);
 	if (sa_mad_encode(&m, buf) == 0)

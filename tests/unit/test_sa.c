@@ -110,16 +110,10 @@ static const struct mad_addr *req_from;	/* who sends them (NULL: client) */
 static void request(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 		    const uint8_t *rec, size_t len, uint64_t tid)
 {
-	struct sa_mad m = { 0 };
+	struct sa_mad m;
 	uint8_t buf[MAD_SIZE];
 
-	m.hdr.base_version = 1;
-	m.hdr.mgmt_class = MAD_CLASS_SA;
-	m.hdr.class_version = SA_CLASS_VERSION;
-	m.hdr.method = method;
-	m.hdr.attr_id = attr;
-	m.hdr.tid = tid;
-	m.comp_mask = mask;
+	sa_mad_init(&m, method, attr, mask, tid);
 	m.sm_key = req_sm_key;
 	if (rec)
 		memcpy(m.data, rec, len);
@@ -1675,16 +1669,10 @@ static void test_service_alias_limit(void)
  */
 static void submit_get(struct sa *sa, const struct mad_addr *from, uint64_t tid, uint16_t lid)
 {
-	struct sa_mad m = { 0 };
+	struct sa_mad m;
 	uint8_t buf[MAD_SIZE];
 
-	m.hdr.base_version = 1;
-	m.hdr.mgmt_class = MAD_CLASS_SA;
-	m.hdr.class_version = SA_CLASS_VERSION;
-	m.hdr.method = SA_METHOD_GET;
-	m.hdr.attr_id = SA_ATTR_NODE_RECORD;
-	m.hdr.tid = tid;
-	m.comp_mask = 1;			/* the LID */
+	sa_mad_init(&m, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1 /* the LID */, tid);
 	sa_record_set_field(SA_ATTR_NODE_RECORD, m.data, 0, lid);
 	sa_mad_encode(&m, buf);
 	sa_submit(sa, buf, MAD_SIZE, from);
