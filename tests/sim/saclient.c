@@ -28,6 +28,7 @@
  *   gir-set lid= block= i=guid...  /  gir-del lid= block= i=0...
  *   gir lid= [block=] [get=1]  GUIDInfoRecords of a LID (GetTable, or Get)
  *   pir [lid=] [capmask=] [capmask2=]   PortInfoRecords (LID/port, capmask)
+ *   nr portguid=              the NodeRecord of a port GUID (Get, no LID)
  *   vlarb lid= [port=] [block=] / sl2vl lid= [in=] [out=]
  * --issm holds issm open: ibsim hands unsolicited MADs (Reports) only to
  * such a client (tests/sim/README.md).
@@ -61,6 +62,7 @@
 #define A_CPI		0x0001
 #define A_NOTICE	0x0002
 #define A_INFORM	0x0003
+#define A_NR		0x0011
 #define A_PIR		0x0012
 #define A_SL2VL		0x0013
 #define A_GIR		0x0030
@@ -845,6 +847,30 @@ static int v_gir(const char *verb, const struct kv *o)
 	return 0;
 }
 
+/*
+ * NodeRecord (IBA 15.2.5.2): LID, reserved, NodeInfo (14.2.5.3: NodeType
+ * at 2, NodeGUID at 12, PortGUID at 20), NodeDescription. Component 8 is
+ * PortGUID.
+ */
+static int v_nr(const struct kv *o)
+{
+	uint8_t m[MAD_SIZE], *r = m + SA_DATA_OFF;
+	struct answer a;
+	int rc;
+
+	header(m, M_GET, A_NR, 0, 0);
+	put64(r + 4 + 20, strtoull(kv(o, "portguid") ? kv(o, "portguid") : "0", NULL, 0));
+	put64(m + 48, 1u << 8);
+	rc = txn(m, &a);
+	if (rc < 0 || a.status)
+		return fail("nr", &a, rc);
+	if (a.len >= 4 + 28)
+		printf("nr lid=%u type=%u node_guid=0x%016" PRIx64 " port_guid=0x%016" PRIx64 "\n",
+		       get16(a.data), a.data[4 + 2], get64(a.data + 4 + 12), get64(a.data + 4 + 20));
+	free(a.data);
+	return 0;
+}
+
 /* PortInfoRecord (IBA 15.2.5.3): LID, PortNum, Options, PortInfo; CapabilityMask at 24 */
 static int v_pir(const struct kv *o)
 {
@@ -964,6 +990,8 @@ static int run(int argc, char **argv)
 		r = v_gir(verb, &o);
 	else if (!strcmp(verb, "pir"))
 		r = v_pir(&o);
+	else if (!strcmp(verb, "nr"))
+		r = v_nr(&o);
 	else if (!strcmp(verb, "vlarb") || !strcmp(verb, "sl2vl"))
 		r = v_tables(verb, &o);
 	else if (!strcmp(verb, "sleep"))

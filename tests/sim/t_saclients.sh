@@ -15,6 +15,8 @@
 #    on LMC=2 gives 4 distinct LID pairs whose routes (ibtracert) leave the
 #    source's leaf switch over different links; MultiPathRecord (GetMulti,
 #    its request sent by RMPP over several segments) gives the same;
+#  - a NodeRecord asked for by PortGUID alone is the one of the port
+#    smpquery reads that GUID at;
 #  - VLArbitrationTableRecord and SL2VLTableRecord of a CA port addressed as
 #    the tools do (port 0) equal what smpquery reads from the port;
 #  - GUIDInfoRecord Set of an alias GUID puts it into the port's GUIDInfo
@@ -131,6 +133,29 @@ check test "$(val "$tmp/o.$a" "pir records" records)" -eq "$(grep -c '^Hca' "$tm
 # ...and a bit no port has: no record
 sac $a pir capmask=0x10000 >/dev/null
 check grep -q "^pir records=0$" "$tmp/o.$a"
+
+# ---- NodeRecord by PortGUID alone (the SA's GUID index) ----
+# Two CA ports and a switch: the record the SA finds by the PortGUID
+# smpquery reads at a LID is that LID's, with that node's GUID
+nr_ok=0
+for lid in "$(lid_of $b)" "$(lid_of $v)" \
+	"$(SIM_HOST=$a sim_run smpquery -D portinfo 0,1 0 2>/dev/null | awk -F. '/^Lid/ { print $NF }')"; do
+	SIM_HOST=$a sim_run smpquery nodeinfo "$lid" >"$tmp/ni" 2>/dev/null
+	pg=$(awk -F. '/^PortGuid/ { print $NF }' "$tmp/ni")
+	ng=$(awk -F. '/^Guid/ { print $NF }' "$tmp/ni")
+	sac $a nr portguid="$pg" >/dev/null
+	if [ -n "$pg" ] && [ "$(val "$tmp/o.$a" nr lid)" = "$lid" ] &&
+	   [ "$(($(val "$tmp/o.$a" nr port_guid)))" = "$((pg))" ] &&
+	   [ "$(($(val "$tmp/o.$a" nr node_guid)))" = "$((ng))" ]; then
+		nr_ok=$((nr_ok + 1))
+	else
+		echo "NodeRecord by PortGUID $pg (LID $lid):"; cat "$tmp/o.$a"
+	fi
+done
+check test "$nr_ok" -eq 3
+# ...and none for a GUID no port has (ERR_NO_RECORDS, IBA 15.2.1.3)
+sac $a nr portguid=0x1234567812345678 >/dev/null
+check grep -q "^nr status=0x0300" "$tmp/o.$a"
 
 
 # ---- ServiceRecord: register, find from another host, keys, lease ----
