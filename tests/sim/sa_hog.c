@@ -8,7 +8,9 @@
  *
  * Every byte of the requests is written here from IBA 13.4.2 (MAD header),
  * 13.6.2 (RMPP header) and 15.2.1.1 (SA header). Output, at the end, one
- * line: "sent=N first_segments=N no_resources=N other_status=N aborts=N".
+ * line: "sent=N first_segments=N no_resources=N other_status=N aborts=N
+ * most_alive=N", most_alive being the most transfers it held open at once
+ * (first segment seen, no ABORT since).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -82,6 +84,7 @@ int main(int argc, char **argv)
 	static uint8_t alive[MAX_HOG];
 	unsigned int n, secs, attr = 0x0011;
 	unsigned long sent = 0, first = 0, nores = 0, other = 0, aborts = 0;
+	unsigned long alive_now = 0, most_alive = 0;
 	umad_port_t p;
 	uint8_t mad[MAD_SIZE], buf[sizeof(struct ib_user_mad) + MAD_SIZE];
 	double end, next_ack;
@@ -131,8 +134,10 @@ int main(int argc, char **argv)
 
 				if (r[25] == RMPP_ABORT) {
 					aborts++;
-					if (tid < n)
+					if (tid < n && alive[tid]) {
 						alive[tid] = 0;
+						alive_now--;
+					}
 				} else if (st == 0x0100) {
 					nores++;
 				} else if (st) {
@@ -140,6 +145,8 @@ int main(int argc, char **argv)
 				} else if (tid < n && get32(r + 28) == 1 && !alive[tid]) {
 					alive[tid] = 1;
 					first++;
+					if (++alive_now > most_alive)
+						most_alive = alive_now;
 				}
 			}
 			len = (int)sizeof(buf) - (int)sizeof(struct ib_user_mad);
@@ -160,7 +167,7 @@ int main(int argc, char **argv)
 			send_mad(mad);
 		}
 	}
-	printf("sent=%lu first_segments=%lu no_resources=%lu other_status=%lu aborts=%lu\n",
-	       sent, first, nores, other, aborts);
+	printf("sent=%lu first_segments=%lu no_resources=%lu other_status=%lu aborts=%lu "
+	       "most_alive=%lu\n", sent, first, nores, other, aborts, most_alive);
 	return 0;
 }

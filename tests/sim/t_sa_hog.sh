@@ -2,7 +2,8 @@
 # SA starvation (issue 12): one host opens 1100 NodeRecord GetTables and
 # keeps each transfer alive by ACKing its first segment, never more
 # (sa_hog.c). smd gives that port 16 transfers and refuses the rest
-# (ERR_NO_RESOURCES); meanwhile other hosts' queries are answered (saquery,
+# (ERR_NO_RESOURCES) or, when the hog outruns it, drops them as read;
+# meanwhile other hosts' queries are answered (saquery,
 # smctl sa) and smd's memory stays small; once the hog has gone its slots
 # are free again.
 . "$(dirname "$0")/common.sh"
@@ -39,11 +40,26 @@ check test "$(cat "$tmp/pr")" = 1
 wait "$hogpid" || true
 cat "$tmp/hog.out"
 echo "smd RSS: $rss0 kB before, $rss1 kB while hogged"
-check grep -q "^sent=1100 first_segments=16 no_resources=1084 " "$tmp/hog.out"
-# smctl status counts them: the hog's 1100 and the refusals among them
+# What holds however fast smd keeps up with the hog (a busy machine makes
+# smd drop some of its requests as read, its port's queue being full):
+# every request was sent; none got another status; it never held more than
+# its port's 16 transfers at once, and got at least those (its first 32
+# requests always fit in the queue)
+hogv() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" "$tmp/hog.out"; }
+check test "$(hogv sent)" = 1100
+check test "$(hogv other_status)" = 0
+check test "$(hogv most_alive)" -le 16
+check test "$(hogv first_segments)" -ge 16
+# smctl status counts them: each of the hog's requests answered with a
+# transfer, refused, or dropped unanswered as read (no other client here
+# sends anything malformed or fills its queue)
 "$SMCTL" --socket "$tmp/control" --json status >"$tmp/st.json" 2>/dev/null || true
-check python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["sa_requests"]
-assert r["received"] >= 1100 and r["refused"] >= 1084 and r["answered"] >= 16, r' "$tmp/st.json"
+check python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))["sa_requests"]
+first, nores = int(sys.argv[2]), int(sys.argv[3])
+assert first + nores + r["dropped"] == 1100, (first, nores, r)
+assert r["received"] + r["dropped"] >= 1100 and r["refused"] >= nores, r
+assert r["answered"] >= first, r' "$tmp/st.json" "$(hogv first_segments)" "$(hogv no_resources)"
 "$SMCTL" --socket "$tmp/control" status 2>/dev/null | grep "^sa_requests:" || true
 check test "$rss1" -lt 65536
 # The hog is gone: its transfers end unanswered (5 s of retries at most),
