@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "autoconfig.h"
-#include "smd/control.h"
+#include "util/ctl_proto.h"
 #include "ctl/smctl.h"
 
 static const struct smctl_cmd commands[] = {

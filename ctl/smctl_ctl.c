@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "smd/control.h"
-#include "smd/json.h"
+#include "util/ctl_proto.h"
+#include "util/json.h"
 #include "ctl/smctl.h"
 
 #define ANSWER_MAX	(4u << 20)
@@ -241,7 +241,8 @@ usage:
  */
 static int answer_exit(const char *answer, bool json)
 {
-	static const char jkey[] = "{\"status\":\"ok\"", tline[] = "status: ok";
+	static const char jkey[] = "{\"status\":\"" CONTROL_STATUS_OK "\"",
+			  tline[] = "status: " CONTROL_STATUS_OK;
 
 	if (json)
 		return strncmp(answer, jkey, sizeof(jkey) - 1) ? 1 : 0;

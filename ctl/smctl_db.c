@@ -11,7 +11,7 @@
 
 #include "db/dump.h"
 #include "db/store.h"
-#include "smd/json.h"
+#include "util/json.h"
 #include "ctl/smctl.h"
 
 static int open_db(struct smctl_ctx *ctx, int readonly, struct store **s)

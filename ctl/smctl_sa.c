@@ -17,7 +17,7 @@
 #include "mad/sa_codec.h"
 #include "mad/wire.h"
 #include "mad/txn.h"
-#include "smd/json.h"
+#include "util/json.h"
 #include "ctl/smctl.h"
 
 #define SA_TIMEOUT_MS	4000

@@ -249,11 +249,4 @@ int iba_mgid_parse(const uint8_t mgid[16], uint8_t *flags, uint8_t *scope, uint1
 unsigned int iba_rate_to_dgbps(uint8_t rate);
 uint8_t iba_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active);
 
-/*
- * Strings the IBA carries are UTF-8 (NodeDescription, IBA 14.2.5.2): the
- * length of the valid sequence at s (at most n bytes), 0 if there is none
- * (overlong forms, surrogates, past U+10FFFF); *cp gets its code point.
- */
-size_t iba_utf8_len(const uint8_t *s, size_t n, uint32_t *cp);
-
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "mad/wire.h"
+#include "util/utf8.h"
 
 uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int width)
 {
@@ -310,7 +311,7 @@ void node_info_encode(const struct node_info *ni, uint8_t d[SMP_DATA_SIZE])
 static size_t utf8_seq(const uint8_t *s, size_t n)
 {
 	uint32_t cp;
-	size_t len = iba_utf8_len(s, n, &cp);
+	size_t len = utf8_len(s, n, &cp);
 
 	return len && (cp < 0x80 || cp > 0x9f) ? len : 0;
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "mad/sa_codec.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "mad/txn.h"
 #include "sa/sa.h"
 #include "sa/sa_int.h"

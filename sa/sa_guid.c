@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "sa/sa_int.h"
 
 /* A port with aliases: its table (index 0 unused: the port GUID) */

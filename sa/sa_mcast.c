@@ -9,7 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "sa/sa_int.h"
 #include "topo/mc.h"
 #include "topo/path.h"

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "sa/sa_int.h"
 
 #define SA_RX_MAX	64

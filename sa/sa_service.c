@@ -25,7 +25,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "sa/sa_int.h"
 
 #ifndef SVC_MAX			/* tests/bench/svc_bench.sh raises it */

@@ -12,7 +12,7 @@
 #include <arpa/inet.h>
 
 #include "smd/config.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "mad/capture.h"
 #include "mad/port.h"
 #include "topo/route.h"

@@ -28,11 +28,11 @@
 #include "autoconfig.h"
 #include "mad/port.h"
 #include "smd/control.h"
-#include "smd/json.h"
+#include "util/json.h"
 #include "smd/mcast.h"
 #include "topo/mc.h"
 #include "smd/light.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/mkey.h"
 #include "smd/partitions.h"
 #include "smd/smd.h"
@@ -255,13 +255,13 @@ static void progress_summary(const struct smd *smd, char *buf, size_t len)
 }
 
 /*
- * The answer's status, what smctl's exit status comes from: "ok" (0), or
- * "down" (the subnet is not up, or this SM is not working) or "problems"
- * (the routes are not right) (1).
+ * The answer's status, what smctl's exit status comes from: ok, or down
+ * (the subnet is not up, or this SM is not working) or problems (the
+ * routes are not right)
  */
-#define STATUS_OK	"ok"
-#define STATUS_DOWN	"down"
-#define STATUS_PROBLEMS	"problems"
+#define STATUS_OK	CONTROL_STATUS_OK
+#define STATUS_DOWN	CONTROL_STATUS_DOWN
+#define STATUS_PROBLEMS	CONTROL_STATUS_PROBLEMS
 
 static const char *health(const struct smd *smd)
 {

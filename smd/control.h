@@ -1,17 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The control socket: smctl talks to the running daemon over a unix stream
- * socket, served from the daemon's sd-event loop without ever blocking it.
- *
- * Protocol (smctl(8) documents it): a request is one line of text, a
- * command and its arguments separated by blanks, at most CONTROL_LINE_MAX
- * bytes with the newline. The answer is zero or more data lines, each
- * "key: value" or indented, the last "status: ok|down|problems" (what
- * smctl's exit status comes from), then one line that is either "OK" or
- * "ERROR: reason". With --json among the arguments the data is one line,
- * a JSON object whose first member is "status". A connection may carry
- * several requests, one after the other. Commands: status, resweep
- * [--heavy], check-routes, sm-enable, help.
+ * The control socket's server in the daemon: smctl talks to it over a unix
+ * stream socket (util/ctl_proto.h: the protocol), served from the daemon's
+ * sd-event loop without ever blocking it.
  *
  * Who may do what (SO_PEERCRED): the read-only commands (status,
  * check-routes, help) answer anyone who can connect; the ones that change
@@ -25,12 +16,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "util/ctl_proto.h"
+
 struct smd;
 struct control;
 struct sd_event;
 
-#define CONTROL_LINE_MAX	512
-#define CONTROL_DEFAULT_PATH	"/run/smd/control"
 
 struct control_ops {
 	/*

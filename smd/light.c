@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "smd/light.h"
-#include "smd/log.h"
+#include "util/log.h"
 
 struct light {
 	struct smd *smd;

@@ -38,7 +38,7 @@
 
 #include "smd/control.h"
 #include "smd/light.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/loop.h"
 #include "smd/partitions.h"
 #include "smd/mcast.h"

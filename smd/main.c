@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "autoconfig.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/loop.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"

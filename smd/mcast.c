@@ -6,7 +6,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/mcast.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"

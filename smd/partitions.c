@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <arpa/inet.h>
 
-#include "smd/json.h"
-#include "smd/log.h"
+#include "util/json.h"
+#include "util/log.h"
 #include "smd/mcast.h"
 #include "smd/partitions.h"
 #include "smd/smd.h"

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "mad/sa_codec.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/sa_owner.h"
 
 _Static_assert(STORE_SERVICE_SIZE == SR_SIZE, "a stored service is one ServiceRecord");

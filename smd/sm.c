@@ -28,7 +28,7 @@
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "mad/wire.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/sm.h"
 #include "smd/smd.h"
 #include "topo/fabric.h"

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "smd/siphash.h"
+#include "util/siphash.h"
 
 /* The values are SMInfo.SMState on the wire (IBA 14.2.5.13) */
 enum sm_state {

@@ -10,7 +10,7 @@
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "smd/config.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "sa/sa.h"
 #include "smd/sm.h"
 #include "topo/fabric.h"

@@ -33,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"

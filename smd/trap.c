@@ -8,7 +8,7 @@
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "mad/wire.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "smd/mkey.h"
 #include "smd/smd.h"
 #include "smd/trap.h"

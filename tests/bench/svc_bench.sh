@@ -16,12 +16,12 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 max=$(( n > 16384 ? n : 16384 ))
 ${CC:-cc} -O2 -std=gnu11 -I"$src" -I"$build" -DSVC_MAX="$max" -o "$tmp/svc_expire" \
-	"$here/svc_expire.c" "$src/sa/sa_service.c" "$src/smd/log.c" \
+	"$here/svc_expire.c" "$src/sa/sa_service.c" \
 	"$build/sa/libsa.a" "$build/topo/libtopo.a" "$build/mad/libmad.a" \
-	"$build/iba/libiba.a" $(pkg-config --libs libibumad 2>/dev/null || echo -libumad) -lm
+	"$build/iba/libiba.a" "$build/util/libutil.a" $(pkg-config --libs libibumad 2>/dev/null || echo -libumad) -lm
 "$tmp/svc_expire" "$n" "$k"
 ${CC:-cc} -O2 -std=gnu11 -I"$src" -I"$build" -DSVC_MAX="$max" -o "$tmp/svc_ops" \
-	"$here/svc_ops.c" "$src/sa/sa_service.c" "$src/smd/log.c" "$src/tests/unit/fakefab.c" \
+	"$here/svc_ops.c" "$src/sa/sa_service.c" "$src/tests/unit/fakefab.c" \
 	"$build/sa/libsa.a" "$build/topo/libtopo.a" "$build/mad/libmad.a" \
-	"$build/iba/libiba.a" $(pkg-config --libs libibumad 2>/dev/null || echo -libumad) -lm
+	"$build/iba/libiba.a" "$build/util/libutil.a" $(pkg-config --libs libibumad 2>/dev/null || echo -libumad) -lm
 "$tmp/svc_ops" "$src/tests/fuzz/sa/ft4.net" "$n" 20000

@@ -15,7 +15,7 @@
 
 #include "mad/sa_codec.h"
 #include "sa/sa.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "tests/unit/fakefab.h"
 #include "topo/lid.h"
 #include "topo/route.h"

@@ -35,7 +35,7 @@
 #include "mad/capture.h"
 #include "mad/sa_codec.h"
 #include "sa/sa.h"
-#include "smd/log.h"
+#include "util/log.h"
 #include "tests/unit/fakefab.h"
 #include "tests/unit/unit.h"
 #include "topo/lid.h"

@@ -1,12 +1,14 @@
 #!/bin/sh
 # The include rules README's Layout states, checked on every source file:
-#   iba/  includes nothing of the project but iba/
-#   mad/  iba/ and mad/ only (never topo/, db/ or smd/)
-#   topo/ iba/ and topo/ only (never mad/: the IBA's vocabulary is enough)
-#   db/   iba/, topo/ and db/ only
-#   sa/   iba/, mad/, topo/, sa/ and, of the daemon, only smd/log.h (the SA
-#         server is a library the daemon links: it never reaches into smd/)
+#   util/ includes nothing of the project but util/ (every program shares it)
+#   iba/  util/ and iba/ only
+#   mad/  util/, iba/ and mad/ only (never topo/, db/ or smd/)
+#   topo/ util/, iba/ and topo/ only (never mad/: the IBA's vocabulary is enough)
+#   db/   util/, iba/, topo/ and db/ only
+#   sa/   util/, iba/, mad/, topo/ and sa/ (the SA server is a library the
+#         daemon links: it never reaches into smd/)
 #   ctl/  never sa/ (smctl is a client: it speaks to the SA over the wire)
+#         nor smd/ (it shares with the daemon only what util/ holds)
 #   smd/  never ctl/
 # and nothing outside mad/ reads or writes wire bits (wire_bits_get/set,
 # the GET/SET bit macros, htons and friends); GID layout lives in iba/.
@@ -31,21 +33,15 @@ rule() {	# rule DIR ALLOWED...: DIR's files include only DIR and ALLOWED
 	done
 	pass=$((pass + 1))
 }
-rule iba
-rule mad iba
-rule topo iba
-rule db iba topo
-rule sa iba mad topo smd
-for f in sa/*.[ch]; do
-	for inc in $(sed -n 's|^#include "smd/\(.*\)"|\1|p' "$f"); do
-		[ "$inc" = log.h ] && continue
-		echo "FAIL: $f includes smd/$inc (sa/ may include only smd/log.h of the daemon)"
-		fail=$((fail + 1))
-	done
-done
-rule ctl iba mad topo db smd
-rule smd iba mad topo db sa
-for f in topo/*.[ch] db/*.[ch] smd/*.[ch] sa/*.[ch] ctl/*.[ch] iba/*.[ch]; do
+rule util
+rule iba util
+rule mad util iba
+rule topo util iba
+rule db util iba topo
+rule sa util iba mad topo
+rule ctl util iba mad topo db
+rule smd util iba mad topo db sa
+for f in topo/*.[ch] db/*.[ch] smd/*.[ch] sa/*.[ch] ctl/*.[ch] iba/*.[ch] util/*.[ch]; do
 	if grep -nE '\bwire_bits_(get|set)\b|\b(GET|SET)\([a-z_]+, *[0-9]+|\b(hton|ntoh)[sl]\b|\bbe(16|32|64)toh\b|\bhtobe(16|32|64)\b' \
 		"$f" >/dev/null; then
 		echo "FAIL: $f reads or writes wire bits:"
@@ -59,7 +55,7 @@ pass=$((pass + 1))
 # has no .c of its own (directly, as name.[ch], or by a glob like route*.c).
 layout=$(awk '/^## Layout/ { on = 1 } on && /^```/ { n++; next } on && n == 1' README.md)
 globs=$(printf '%s\n' "$layout" | grep -oE '[a-z_]+\*\.c' | sort -u)
-for f in iba/*.[ch] mad/*.[ch] topo/*.[ch] db/*.[ch] sa/*.[ch] smd/*.[ch] ctl/*.[ch]; do
+for f in util/*.[ch] iba/*.[ch] mad/*.[ch] topo/*.[ch] db/*.[ch] sa/*.[ch] smd/*.[ch] ctl/*.[ch]; do
 	name=${f##*/}
 	stem=${name%.?}
 	case $name in *.h) [ -e "${f%.h}.c" ] && continue ;; esac

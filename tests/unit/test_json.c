@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "smd/json.h"
+#include "util/json.h"
 #include "tests/unit/unit.h"
 
 static void expect(struct json *j, const char *want)

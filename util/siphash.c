@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "smd/siphash.h"
+#include "util/siphash.h"
 
 static inline uint64_t rotl(uint64_t x, unsigned int b)
 {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "smd/log.h"
+#include "util/log.h"
 
 static const char *log_ident = "smd";
 static int log_level = LOG_LVL_INFO;

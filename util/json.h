@@ -7,8 +7,8 @@
  * characters as \u00XX, bytes that are not UTF-8 as U+FFFD. Out of memory
  * is remembered and reported by json_text() (NULL), never half-written.
  */
-#ifndef SMD_JSON_H
-#define SMD_JSON_H
+#ifndef SMD_UTIL_JSON_H
+#define SMD_UTIL_JSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

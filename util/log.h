@@ -9,8 +9,8 @@
  * Only smd/ logs above debug; mad/, topo/ and db/ return -errno and let
  * the caller decide.
  */
-#ifndef SMD_LOG_H
-#define SMD_LOG_H
+#ifndef SMD_UTIL_LOG_H
+#define SMD_UTIL_LOG_H
 
 #include <stdarg.h>
 #include <stdlib.h>

@@ -5,8 +5,8 @@
  * SM_Key field (smd/sm.c). Written from the paper; checked against its
  * test vector in tests/unit/test_sm.c.
  */
-#ifndef SMD_SIPHASH_H
-#define SMD_SIPHASH_H
+#ifndef SMD_UTIL_SIPHASH_H
+#define SMD_UTIL_SIPHASH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "iba/iba.h"
-#include "smd/json.h"
+#include "util/json.h"
+#include "util/utf8.h"
 
 void json_init(struct json *j)
 {
@@ -57,7 +57,7 @@ static void quoted(struct json *j, const char *s)
 	put(j, "\"", 1);
 	while (n) {
 		uint32_t cp;
-		size_t k = iba_utf8_len(c, n, &cp);
+		size_t k = utf8_len(c, n, &cp);
 		char esc[8];
 
 		if (!k) {
