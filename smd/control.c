@@ -29,6 +29,7 @@
 #include "mad/port.h"
 #include "smd/control.h"
 #include "util/json.h"
+#include "util/text.h"
 #include "smd/mcast.h"
 #include "topo/mc.h"
 #include "smd/light.h"
@@ -36,6 +37,7 @@
 #include "smd/mkey.h"
 #include "smd/partitions.h"
 #include "smd/smd.h"
+#include "smd/status.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
 
@@ -158,17 +160,6 @@ static void __attribute__((format(printf, 2, 3))) out_error(struct ctl_client *c
 	out_add(cl, "\n");
 }
 
-/* Text from the fabric (node descriptions in messages) may hold anything */
-static const char *printable(const char *s, char *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
-	buf[i] = 0;
-	return buf;
-}
-
 static const char *fmt_when(time_t t, char *buf, size_t len)
 {
 	struct tm tm;
@@ -176,82 +167,6 @@ static const char *fmt_when(time_t t, char *buf, size_t len)
 	if (!localtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm))
 		snprintf(buf, len, "%lld", (long long)t);
 	return buf;
-}
-
-/* The problems a sweep counted, as "2 ports not ACTIVE, 1 LFT error"; "" when none */
-static void problem_counts(const struct sweep_result *r, char *buf, size_t len)
-{
-	const struct {
-		uint64_t n;
-		const char *one, *many;
-	} p[] = {
-		{ r->dup_guids, "duplicate GUID", "duplicate GUIDs" },
-		{ r->rejected, "discovery answer rejected", "discovery answers rejected" },
-		{ r->lost_peers, "peer not answering", "peers not answering" },
-		{ r->unconfigured, "port not configured", "ports not configured" },
-		{ r->not_active, "port not ACTIVE", "ports not ACTIVE" },
-		{ r->lft_errors, "LFT error", "LFT errors" },
-		{ r->table_errors, "VL table error", "VL table errors" },
-		{ r->pkey_errors, "P_Key table error", "P_Key table errors" },
-		{ r->unrouted, "unrouted (switch, LID) pair", "unrouted (switch, LID) pairs" },
-		{ r->failed, "SMP unanswered", "SMPs unanswered" },
-	};
-	size_t off = 0;
-
-	buf[0] = 0;
-	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]) && off < len; i++) {
-		int n;
-
-		if (!p[i].n)
-			continue;
-		n = snprintf(buf + off, len - off, "%s%" PRIu64 " %s", off ? ", " : "", p[i].n,
-			     p[i].n == 1 ? p[i].one : p[i].many);
-		if (n < 0)
-			break;
-		off += (size_t)n;
-	}
-}
-
-static const char *sweep_outcome(const struct smd *smd, char *buf, size_t len)
-{
-	const struct sweep_result *r = smd->stats.last;
-
-	if (!r)
-		snprintf(buf, len, "none yet");
-	else if (smd->stats.last_err)
-		snprintf(buf, len, "failed (%s)", strerror(-smd->stats.last_err));
-	else if (r->standby)
-		snprintf(buf, len, "standby (discovery only)");
-	else
-		snprintf(buf, len, "%s", r->up ? "up" : "NOT up");
-	return buf;
-}
-
-static void summary(const struct smd *smd, char *buf, size_t len);
-
-/* Where the sweep running is: false when none runs */
-static bool progress(const struct smd *smd, struct sweep_progress *p)
-{
-	if (smd->sweep)
-		sweep_progress(smd->sweep, p);
-	else if (smd->light)
-		light_progress(smd->light, p);
-	else
-		return false;
-	return true;
-}
-
-/* "; heavy sweep: lfts (8/14), 3.2 s, 120000 SMPs done, 4128 waiting" or "" */
-static void progress_summary(const struct smd *smd, char *buf, size_t len)
-{
-	struct sweep_progress p;
-
-	buf[0] = 0;
-	if (!progress(smd, &p))
-		return;
-	snprintf(buf, len, "; %s sweep: %s (%u/%u%s), %.1f s, %" PRIu64 " SMPs done, %" PRIu64
-		 " waiting", p.kind, p.phase, p.phase_no, p.phases, p.computing ? ", computing" : "",
-		 p.seconds, p.smps_done, p.smps_waiting);
 }
 
 /*
@@ -262,22 +177,6 @@ static void progress_summary(const struct smd *smd, char *buf, size_t len)
 #define STATUS_OK	CONTROL_STATUS_OK
 #define STATUS_DOWN	CONTROL_STATUS_DOWN
 #define STATUS_PROBLEMS	CONTROL_STATUS_PROBLEMS
-
-static const char *health(const struct smd *smd)
-{
-	const struct sweep_result *m = smd->stats.model;
-
-	switch (smd->sm_state) {
-	case SM_STANDBY:
-		return STATUS_OK;	/* the master runs the subnet */
-	case SM_NOT_ACTIVE:
-		return STATUS_DOWN;	/* disabled by another SM: nobody may be */
-	case SM_DISCOVERING:
-	case SM_MASTER:
-		break;
-	}
-	return m && m->up ? STATUS_OK : STATUS_DOWN;
-}
 
 /* One JSON object as the answer's only data line, then OK */
 static void out_json(struct ctl_client *cl, struct json *j)
@@ -291,483 +190,47 @@ static void out_json(struct ctl_client *cl, struct json *j)
 	json_free(j);
 }
 
-static void json_smps(struct json *j, const char *key, uint64_t sent, uint64_t timed_out,
-		      uint64_t unanswered)
+static void __attribute__((format(printf, 2, 3))) emit_line(void *ctx, const char *fmt, ...)
 {
-	json_obj_begin(j, key);
-	json_u64(j, "sent", sent);
-	json_u64(j, "timed_out", timed_out);
-	json_u64(j, "unanswered", unanswered);
-	json_obj_end(j);
-}
+	va_list ap;
 
-/* The problem counters of a sweep, by name */
-static void json_problem_counts(struct json *j, const struct sweep_result *r)
-{
-	json_obj_begin(j, "problem_counts");
-	json_u64(j, "duplicate_guids", r->dup_guids);
-	json_u64(j, "answers_rejected", r->rejected);
-	json_u64(j, "peers_not_answering", r->lost_peers);
-	json_u64(j, "ports_not_configured", r->unconfigured);
-	json_u64(j, "ports_not_active", r->not_active);
-	json_u64(j, "lft_errors", r->lft_errors);
-	json_u64(j, "vl_table_errors", r->table_errors);
-	json_u64(j, "unrouted_pairs", r->unrouted);
-	json_u64(j, "smps_unanswered", r->failed);
-	json_obj_end(j);
+	va_start(ap, fmt);
+	out_vadd(ctx, fmt, ap);
+	va_end(ap);
 }
 
 void control_summary(const struct smd *smd, char *buf, size_t len)
 {
-	char sweeping[160];
-	size_t n0;
+	struct status_snapshot s;
 
-	progress_summary(smd, sweeping, sizeof(sweeping));
-	summary(smd, buf, len);
-	n0 = strlen(buf);
-	if (sweeping[0] && n0 < len)
-		snprintf(buf + n0, len - n0, "%s", sweeping);
-}
-
-static void summary(const struct smd *smd, char *buf, size_t len)
-{
-	const struct smd_stats *st = &smd->stats;
-	const struct sweep_result *m = st->model, *l = st->last;
-	char probs[256], when[32], outc[128];
-	struct tm tm;
-	int n;
-
-	switch (smd->sm_state) {
-	case SM_NOT_ACTIVE:
-		snprintf(buf, len, "not active: another SM disabled this one");
-		return;
-	case SM_STANDBY:
-		snprintf(buf, len, "standby: master is SM 0x%016" PRIx64 " (priority %u)",
-			 smd->master.guid, smd->master.priority);
-		return;
-	case SM_DISCOVERING:
-	case SM_MASTER:
-		break;
-	}
-	if (!l) {
-		snprintf(buf, len, "discovering the subnet: no sweep has ended yet");
+	if (status_fill(smd, &s) < 0) {
+		snprintf(buf, len, "%s", sm_state_name(smd->sm_state));
 		return;
 	}
-	when[0] = 0;
-	if (localtime_r(&st->last_end, &tm))
-		strftime(when, sizeof(when), "%H:%M:%S", &tm);
-	if (st->last_err || !m) {
-		n = snprintf(buf, len, "%s: last sweep (%s, %.2f s) %s",
-			     sm_state_name(smd->sm_state), when, l->seconds,
-			     sweep_outcome(smd, outc, sizeof(outc)));
-		if (m && n > 0 && (size_t)n < len)
-			snprintf(buf + n, len - (size_t)n, "; the sweep before: %u nodes, %u LIDs, "
-				 "subnet %s", m->nodes, m->lids, m->up ? "up" : "NOT up");
-		return;
-	}
-	problem_counts(m, probs, sizeof(probs));
-	snprintf(buf, len, "%s: subnet %s, %u nodes (%u switches, %u CAs), %u CA ports, %u LIDs; "
-		 "last sweep %s, %.2f s%s%s", sm_state_name(smd->sm_state),
-		 m->up ? "up" : "NOT up", m->nodes, m->switches, m->cas,
-		 m->endports - m->switches, m->lids, when, m->seconds,
-		 probs[0] ? "; problems: " : "", probs);
+	status_summary(&s, buf, len);
+	status_release(&s);
 }
 
-/* GUIDs the sweep found at two places: both left out until one goes */
-static void status_dups(struct ctl_client *cl, const struct sweep_result *m)
-{
-	char a[256], b[256];
-
-	out_add(cl, "duplicate_guids: %u\n", m->dup_guids);
-	for (unsigned int i = 0; i < m->ndups; i++) {
-		dr_path_format(&m->dups[i].first, a, sizeof(a));
-		dr_path_format(&m->dups[i].again, b, sizeof(b));
-		out_add(cl, "duplicate_guid: %s 0x%016" PRIx64 " at path %s and at path %s, "
-			"both left out\n", m->dups[i].port_guid ? "port" : "node", m->dups[i].guid,
-			a, b);
-	}
-}
-
-/* What the traps said, and who floods (smd/trap.h) */
-static void status_traps(struct ctl_client *cl)
-{
-	const struct smd *smd = cl->ctl->smd;
-	const struct trap_stats *ts;
-	uint16_t lids[8];
-	unsigned int n;
-
-	if (!smd->trapt)
-		return;
-	ts = trap_stats(smd->trapt);
-	out_add(cl, "trap_verdicts: %" PRIu64 " swept, %" PRIu64 " held back, %" PRIu64
-		" reported, %" PRIu64 " ignored, %" PRIu64 " from unknown LIDs, %" PRIu64
-		" from flooders\n", ts->swept, ts->deferred, ts->reported, ts->ignored,
-		ts->unknown, ts->flooding);
-	n = trap_flooders(smd->trapt, txn_now_us(), lids, 8);
-	for (unsigned int i = 0; i < n && i < 8; i++) {
-		const struct fab_port *p = smd->fabric ? fabric_port_by_lid(smd->fabric, lids[i]) :
-					   NULL;
-		char buf[LOG_RECORD_LEN];
-
-		out_add(cl, "trap_flooder: LID %u, %s port %u, GUID 0x%016" PRIx64 "\n", lids[i],
-			p ? printable(p->node->desc, buf, sizeof(buf)) : "?", p ? p->num : 0,
-			p ? p->guid : 0);
-	}
-}
-
-/* The sweep running: its phase, how long, its SMPs; and how the event loop keeps up */
-static void status_progress(struct ctl_client *cl)
-{
-	const struct smd *smd = cl->ctl->smd;
-	const struct smd_stats *st = &smd->stats;
-	struct sweep_progress p;
-
-	if (progress(smd, &p)) {
-		out_add(cl, "sweep_running: %s, phase %u of %u (%s%s), %.3f s, this phase %.3f s\n",
-			p.kind, p.phase_no, p.phases, p.phase, p.computing ? ", computing" : "",
-			p.seconds, p.phase_seconds);
-		out_add(cl, "sweep_smps: %" PRIu64 " sent, %" PRIu64 " done, %" PRIu64
-			" waiting (%u in flight)\n", p.smps_sent, p.smps_done, p.smps_waiting,
-			p.smps_inflight);
-	} else {
-		out_add(cl, "sweep_running: no\n");
-	}
-	out_add(cl, "event_loop: longest handler %.1f ms (%s), %" PRIu64 " over 100 ms\n",
-		(double)st->loop_max_us / 1000, st->loop_max_what ? st->loop_max_what : "none",
-		st->loop_slow);
-}
-
-/* status_progress() as JSON: sweep_running (null between sweeps), sweep_smps, event_loop */
-static void json_progress(struct json *j, const struct smd *smd)
-{
-	const struct smd_stats *st = &smd->stats;
-	struct sweep_progress p;
-
-	if (progress(smd, &p)) {
-		json_obj_begin(j, "sweep_running");
-		json_str(j, "kind", p.kind);
-		json_str(j, "phase", p.phase);
-		json_u64(j, "phase_no", p.phase_no);
-		json_u64(j, "phases", p.phases);
-		json_bool(j, "computing", p.computing);
-		json_double(j, "seconds", p.seconds);
-		json_double(j, "phase_seconds", p.phase_seconds);
-		json_obj_end(j);
-		json_obj_begin(j, "sweep_smps");
-		json_u64(j, "sent", p.smps_sent);
-		json_u64(j, "done", p.smps_done);
-		json_u64(j, "waiting", p.smps_waiting);
-		json_u64(j, "in_flight", p.smps_inflight);
-		json_obj_end(j);
-	} else {
-		json_null(j, "sweep_running");
-	}
-	json_obj_begin(j, "event_loop");
-	json_double(j, "longest_handler_ms", (double)st->loop_max_us / 1000);
-	json_str(j, "longest_handler", st->loop_max_what ? st->loop_max_what : "none");
-	json_u64(j, "over_100ms", st->loop_slow);
-	json_obj_end(j);
-}
-
-static void status_json(struct ctl_client *cl)
-{
-	const struct smd *smd = cl->ctl->smd;
-	const struct smd_stats *st = &smd->stats;
-	const struct sweep_result *m = st->model, *l = st->last;
-	char outc[128], buf[LOG_RECORD_LEN];
-	time_t now = time(NULL);
-	struct json j;
-
-	json_init(&j);
-	json_obj_begin(&j, NULL);
-	json_str(&j, "status", health(smd));
-	json_str(&j, "version", PACKAGE_VERSION);
-	json_i64(&j, "pid", (int64_t)getpid());
-	json_i64(&j, "started", (int64_t)st->started);
-	json_str(&j, "state", sm_state_name(smd->sm_state));
-	json_hex64(&j, "sm_guid", smd->port ? mad_port_attr(smd->port)->port_guid : 0);
-	json_u64(&j, "sm_priority", smd->cfg.sm_priority);
-	json_u64(&j, "sm_lid", smd->sm_lid);
-	json_progress(&j, smd);
-	if (smd->sm_state == SM_STANDBY) {
-		json_obj_begin(&j, "master");
-		json_hex64(&j, "guid", smd->master.guid);
-		json_u64(&j, "priority", smd->master.priority);
-		json_obj_end(&j);
-	}
-	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE) {
-		json_str(&j, "subnet", "the master's");
-	} else if (m) {
-		json_str(&j, "subnet", m->up ? "up" : "not up");
-		json_u64(&j, "nodes", m->nodes);
-		json_u64(&j, "switches", m->switches);
-		json_u64(&j, "cas", m->cas);
-		json_u64(&j, "ca_ports", m->endports - m->switches);
-		json_u64(&j, "links", m->links);
-		json_u64(&j, "lids", m->lids);
-		json_obj_begin(&j, "routing");
-		json_str(&j, "engine", m->engine);
-		json_u64(&j, "vls", m->vls);
-		json_u64(&j, "vls_budget", m->vls_budget);
-		json_obj_end(&j);
-		json_obj_begin(&j, "partitions");
-		json_u64(&j, "count", smd->parts ? smd->parts->n : 0);
-		json_str(&j, "file", smd->cfg.partition_config);
-		json_u64(&j, "switch_ports_enforcing", m->pkey_enforced);
-		json_obj_end(&j);
-		json_u64(&j, "duplicate_guids", m->dup_guids);
-		json_arr_begin(&j, "duplicates");
-		for (unsigned int i = 0; i < m->ndups; i++) {
-			char a[256], b[256];
-
-			dr_path_format(&m->dups[i].first, a, sizeof(a));
-			dr_path_format(&m->dups[i].again, b, sizeof(b));
-			json_obj_begin(&j, NULL);
-			json_str(&j, "kind", m->dups[i].port_guid ? "port" : "node");
-			json_hex64(&j, "guid", m->dups[i].guid);
-			json_str(&j, "path", a);
-			json_str(&j, "again", b);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-	} else {
-		json_str(&j, "subnet", "unknown");
-	}
-	json_bool(&j, "sm_key", smd->cfg.sm_key != 0);
-	json_arr_begin(&j, "sm_foreign");
-	for (size_t i = 0; i < smd->npeers; i++) {
-		if (!smd->peers[i].foreign)
-			continue;
-		json_obj_begin(&j, NULL);
-		json_hex64(&j, "guid", smd->peers[i].guid);
-		json_u64(&j, "priority", smd->peers[i].priority);
-		json_str(&j, "state", sm_state_name(smd->peers[i].state));
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
-	json_u64(&j, "sminfo_refused", smd->sminfo_refused);
-	mkey_status_json(smd, &j);
-	json_bool(&j, "sa", smd->sa_serving);
-	if (smd->sa) {
-		const struct sa_stats *ss = sa_stats(smd->sa);
-
-		json_obj_begin(&j, "sa_requests");
-		json_u64(&j, "received", ss->requests);
-		json_u64(&j, "answered", ss->answered);
-		json_u64(&j, "errors", ss->errors);
-		json_u64(&j, "refused", ss->refused);
-		json_u64(&j, "dropped", ss->dropped + ss->shed);
-		json_obj_end(&j);
-	}
-	if (smd->mcast) {
-		const struct mcast_stats *ms = mcast_stats(smd);
-		const struct mc_db *db = mcast_db(smd);
-		struct mc_forest *fo = mcast_forest(smd);
-		size_t members = 0;
-
-		for (const struct mc_group *g = mc_db_next(db, 0); g; g = mc_db_next(db, g->mlid))
-			members += g->nmembers;
-		json_obj_begin(&j, "mcast");
-		json_u64(&j, "groups", mc_db_count(db));
-		json_u64(&j, "memberships", members);
-		json_u64(&j, "max_mlid", mc_db_max_mlid(db));
-		if (fo) {
-			json_u64(&j, "trees", mc_forest_stats(fo)->trees);
-			json_u64(&j, "tree_switches", mc_forest_stats(fo)->switches);
-			json_u64(&j, "unsafe", mc_forest_stats(fo)->unsafe);
-			json_u64(&j, "mft_blocks_pending", mc_forest_pending(fo));
-		}
-		json_u64(&j, "created", ms->created);
-		json_u64(&j, "deleted", ms->deleted);
-		json_u64(&j, "mft_blocks_read", ms->blocks_read);
-		json_u64(&j, "mft_blocks_written", ms->blocks_written);
-		json_u64(&j, "mft_blocks_failed", ms->block_errors);
-		json_obj_end(&j);
-	}
-	json_obj_begin(&j, "sweeps");
-	json_u64(&j, "heavy", smd->heavy_sweeps);
-	json_u64(&j, "light", smd->light_sweeps);
-	json_obj_end(&j);
-	if (st->light) {
-		json_obj_begin(&j, "last_light_sweep");
-		json_i64(&j, "ended", (int64_t)st->light_end);
-		json_i64(&j, "ago", (int64_t)(now - st->light_end));
-		json_u64(&j, "switches", st->light->switches);
-		json_bool(&j, "changed", light_changed(st->light));
-		json_obj_end(&j);
-	}
-	if (l) {
-		json_obj_begin(&j, "last_sweep");
-		json_i64(&j, "ended", (int64_t)st->last_end);
-		json_i64(&j, "ago", (int64_t)(now - st->last_end));
-		json_double(&j, "seconds", l->seconds);
-		json_str(&j, "result", sweep_outcome(smd, outc, sizeof(outc)));
-		json_smps(&j, "smps", l->smps, l->timeouts, l->failed);
-		if (!st->last_err)
-			json_problem_counts(&j, l);
-		json_obj_end(&j);
-	}
-	json_smps(&j, "smps", st->smps_sent, st->smps_timed_out, st->smps_lost);
-	json_u64(&j, "traps", st->traps);
-	if (smd->trapt) {
-		const struct trap_stats *ts = trap_stats(smd->trapt);
-		uint16_t lids[8];
-		unsigned int n = trap_flooders(smd->trapt, txn_now_us(), lids, 8);
-
-		json_obj_begin(&j, "trap_verdicts");
-		json_u64(&j, "swept", ts->swept);
-		json_u64(&j, "held_back", ts->deferred);
-		json_u64(&j, "reported", ts->reported);
-		json_u64(&j, "ignored", ts->ignored);
-		json_u64(&j, "unknown_lids", ts->unknown);
-		json_u64(&j, "from_flooders", ts->flooding);
-		json_obj_end(&j);
-		json_arr_begin(&j, "trap_flooders");
-		for (unsigned int i = 0; i < n && i < 8; i++) {
-			const struct fab_port *p = smd->fabric ?
-						   fabric_port_by_lid(smd->fabric, lids[i]) : NULL;
-
-			json_obj_begin(&j, NULL);
-			json_u64(&j, "lid", lids[i]);
-			json_str(&j, "node", p ? p->node->desc : "");
-			json_u64(&j, "port", p ? p->num : 0);
-			json_hex64(&j, "guid", p ? p->guid : 0);
-			json_obj_end(&j);
-		}
-		json_arr_end(&j);
-	}
-	json_str(&j, "resweep_pending", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
-		 "no");
-	json_u64(&j, "problems", st->problems.total);
-	json_arr_begin(&j, "problem_list");
-	for (unsigned int i = 0; i < st->problems.n; i++)
-		json_str(&j, NULL, printable(st->problems.msg[i], buf, sizeof(buf)));
-	json_arr_end(&j);
-	json_obj_end(&j);
-	out_json(cl, &j);
-}
-
+/* status: one snapshot of the daemon, shown as text or JSON (smd/status.h) */
 static void cmd_status(struct ctl_client *cl)
 {
-	if (cl->json) {
-		status_json(cl);
+	struct status_snapshot s;
+
+	if (status_fill(cl->ctl->smd, &s) < 0) {
+		out_error(cl, "out of memory");
 		return;
 	}
-	const struct smd *smd = cl->ctl->smd;
-	const struct smd_stats *st = &smd->stats;
-	const struct sweep_result *m = st->model, *l = st->last;
-	char when[64], buf[LOG_RECORD_LEN], outc[128];
-	time_t now = time(NULL);
+	if (cl->json) {
+		struct json j;
 
-	out_add(cl, "smd: %s, pid %ld, running since %s\n", PACKAGE_VERSION, (long)getpid(),
-		fmt_when(st->started, when, sizeof(when)));
-	out_add(cl, "state: %s\n", sm_state_name(smd->sm_state));
-	out_add(cl, "sm_guid: 0x%016" PRIx64 "\n",
-		smd->port ? mad_port_attr(smd->port)->port_guid : 0);
-	out_add(cl, "sm_priority: %u\n", smd->cfg.sm_priority);
-	out_add(cl, "sm_lid: %u\n", smd->sm_lid);
-	status_progress(cl);
-	if (smd->sm_state == SM_STANDBY)
-		out_add(cl, "master: SM 0x%016" PRIx64 " (priority %u)\n", smd->master.guid,
-			smd->master.priority);
-	if (smd->sm_state == SM_STANDBY || smd->sm_state == SM_NOT_ACTIVE) {
-		/* What it programmed as master before, if ever, is the master's now */
-		out_add(cl, "subnet: the master's\n");
-	} else if (m) {
-		out_add(cl, "subnet: %s\n", m->up ? "up" : "NOT up");
-		out_add(cl, "nodes: %u\n", m->nodes);
-		out_add(cl, "switches: %u\n", m->switches);
-		out_add(cl, "cas: %u\n", m->cas);
-		out_add(cl, "ca_ports: %u\n", m->endports - m->switches);
-		out_add(cl, "links: %u\n", m->links);
-		out_add(cl, "lids: %u\n", m->lids);
-		out_add(cl, "routing: %s, %u of %u VLs\n", m->engine, m->vls, m->vls_budget);
-		out_add(cl, "partitions: %zu (%s), %u switch ports enforcing\n",
-			smd->parts ? smd->parts->n : 0,
-			smd->cfg.partition_config[0] ? smd->cfg.partition_config : "no file",
-			m->pkey_enforced);
-		status_dups(cl, m);
+		json_init(&j);
+		status_json(&s, &j);
+		out_json(cl, &j);
 	} else {
-		out_add(cl, "subnet: unknown (no sweep has completed)\n");
+		status_text(&s, emit_line, cl);
+		out_add(cl, "OK\n");
 	}
-	out_add(cl, "sm_key: %s\n",
-		smd->cfg.sm_key ? "set" : "none (any host can take the subnet over)");
-	for (size_t i = 0; i < smd->npeers; i++)
-		if (smd->peers[i].foreign)
-			out_add(cl, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers "
-				"with another SM_Key: not in the election\n", smd->peers[i].guid,
-				smd->peers[i].priority, sm_state_name(smd->peers[i].state));
-	out_add(cl, "sminfo_refused: %" PRIu64 "\n", smd->sminfo_refused);
-	for (unsigned int i = 0; mkey_status_line(smd, i, buf, sizeof(buf)); i++)
-		out_add(cl, "%s\n", buf);
-	out_add(cl, "sa: %s\n", smd->sa_serving ? "answering" : "not answering");
-	if (smd->sa) {
-		const struct sa_stats *ss = sa_stats(smd->sa);
-
-		out_add(cl, "sa_requests: %" PRIu64 " received, %" PRIu64 " answered with "
-			"records, %" PRIu64 " with an error status (%" PRIu64 " of them refused "
-			"at the limits), %" PRIu64 " dropped (malformed, or their port's queue "
-			"full)\n", ss->requests, ss->answered, ss->errors, ss->refused,
-			ss->dropped + ss->shed);
-	}
-	if (smd->mcast) {
-		const struct mcast_stats *ms = mcast_stats(smd);
-		const struct mc_db *db = mcast_db(smd);
-		struct mc_forest *fo = mcast_forest(smd);
-		size_t members = 0;
-
-		for (const struct mc_group *g = mc_db_next(db, 0); g; g = mc_db_next(db, g->mlid))
-			members += g->nmembers;
-		out_add(cl, "mcast_groups: %zu (%zu memberships), highest MLID 0x%04x\n",
-			mc_db_count(db), members, mc_db_max_mlid(db));
-		if (fo)
-			out_add(cl, "mcast_trees: %u over %" PRIu64 " switches, %u unsafe, "
-				"%zu MFT blocks pending\n", mc_forest_stats(fo)->trees,
-				mc_forest_stats(fo)->switches, mc_forest_stats(fo)->unsafe,
-				mc_forest_pending(fo));
-		out_add(cl, "mcast_changes: %" PRIu64 " groups created, %" PRIu64 " deleted; "
-			"MFT blocks %" PRIu64 " read, %" PRIu64 " written, %" PRIu64 " failed\n",
-			ms->created, ms->deleted, ms->blocks_read, ms->blocks_written,
-			ms->block_errors);
-	}
-	out_add(cl, "sweeps: %" PRIu64 " heavy, %" PRIu64 " light\n", smd->heavy_sweeps,
-		smd->light_sweeps);
-	if (st->light) {
-		const struct light_result *lr = st->light;
-
-		out_add(cl, "last_light_sweep: %s, %lld s ago, %u switches asked, %s\n",
-			fmt_when(st->light_end, when, sizeof(when)),
-			(long long)(now - st->light_end), lr->switches,
-			light_changed(lr) ? "a change found" : "no change");
-	}
-	if (l) {
-		out_add(cl, "last_sweep: %s, %lld s ago\n",
-			fmt_when(st->last_end, when, sizeof(when)),
-			(long long)(now - st->last_end));
-		out_add(cl, "last_sweep_seconds: %.3f\n", l->seconds);
-		out_add(cl, "last_sweep_result: %s\n", sweep_outcome(smd, outc, sizeof(outc)));
-		out_add(cl, "last_sweep_smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64
-			" unanswered\n", l->smps, l->timeouts, l->failed);
-	}
-	out_add(cl, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
-		st->smps_sent, st->smps_timed_out, st->smps_lost);
-	out_add(cl, "traps: %" PRIu64 "\n", st->traps);
-	status_traps(cl);
-	out_add(cl, "resweep_pending: %s\n", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
-		"no");
-	if (l && !st->last_err) {
-		char probs[256];
-
-		problem_counts(l, probs, sizeof(probs));
-		if (probs[0])
-			out_add(cl, "problem_counts: %s\n", probs);
-	}
-	out_add(cl, "problems: %u\n", st->problems.total);
-	for (unsigned int i = 0; i < st->problems.n; i++)
-		out_add(cl, "problem: %s\n", printable(st->problems.msg[i], buf, sizeof(buf)));
-	if (st->problems.total > st->problems.n)
-		out_add(cl, "problems_not_shown: %u\n", st->problems.total - st->problems.n);
-	out_add(cl, "status: %s\nOK\n", health(smd));
+	status_release(&s);
 }
 
 /*
@@ -817,12 +280,11 @@ static bool allowed(struct ctl_client *cl, const char *cmd)
 	return false;
 }
 
-static void sweep_report_json(struct ctl_client *cl)
+static void sweep_report_json(struct ctl_client *cl, const struct status_snapshot *s)
 {
 	const struct smd *smd = cl->ctl->smd;
 	const struct smd_stats *st = &smd->stats;
-	const struct sweep_result *l = st->last;
-	char outc[128];
+	const struct sweep_result *l = s->last;
 	bool up;
 	struct json j;
 
@@ -838,65 +300,71 @@ static void sweep_report_json(struct ctl_client *cl)
 		json_u64(&j, "sweep", smd->heavy_sweeps);
 		json_str(&j, "result", up ? "up" : "not up");
 	} else {
-		up = l && !st->last_err && !l->standby && l->up;
+		up = l && !s->last_failed && !l->standby && l->up;
 		json_str(&j, "status", up ? STATUS_OK : STATUS_DOWN);
 		json_str(&j, "kind", "heavy");
 		json_u64(&j, "sweep", smd->heavy_sweeps);
-		json_str(&j, "result", sweep_outcome(smd, outc, sizeof(outc)));
-		if (l && !st->last_err && !l->standby) {
+		json_str(&j, "result", s->last_result);
+		if (l && !s->last_failed && !l->standby) {
 			json_u64(&j, "nodes", l->nodes);
 			json_u64(&j, "switches", l->switches);
 			json_u64(&j, "cas", l->cas);
 			json_u64(&j, "ca_ports", l->endports - l->switches);
 			json_u64(&j, "lids", l->lids);
-			json_problem_counts(&j, l);
+			status_problems_json(&j, l);
 		}
 		if (l) {
 			json_double(&j, "seconds", l->seconds);
-			json_smps(&j, "smps", l->smps, l->timeouts, l->failed);
+			status_json_smps(&j, "smps", l->smps, l->timeouts, l->failed);
 		}
 	}
-	json_u64(&j, "problems", st->problems.total);
+	json_u64(&j, "problems", s->problems);
 	json_obj_end(&j);
 	out_json(cl, &j);
 }
 
+/* The answer to resweep, when its sweep has ended */
 static void sweep_report(struct ctl_client *cl)
 {
 	const struct smd *smd = cl->ctl->smd;
 	const struct smd_stats *st = &smd->stats;
-	const struct sweep_result *l = st->last;
-	char outc[128], probs[256];
+	const struct sweep_result *l;
+	struct status_snapshot s;
+	char probs[512];
 
-	if (cl->json) {
-		sweep_report_json(cl);
+	if (status_fill(smd, &s) < 0) {
+		out_error(cl, "out of memory");
 		return;
 	}
-	if (st->light_only && st->light) {
+	l = s.last;
+	if (cl->json) {
+		sweep_report_json(cl, &s);
+	} else if (st->light_only && st->light) {
 		/* Nothing changed: the subnet is as the last heavy sweep left it */
 		out_add(cl, "kind: light, no change found (%u switches asked, %.3f s)\n",
 			st->light->switches, st->light->seconds);
 		out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
 		out_add(cl, "result: %s\n", smd->last_sweep_down ? "NOT up" : "up");
 		out_add(cl, "status: %s\nOK\n", smd->last_sweep_down ? STATUS_DOWN : STATUS_OK);
-		return;
+	} else {
+		out_add(cl, "kind: heavy\n");
+		out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
+		out_add(cl, "result: %s\n", s.last_result);
+		if (l && !s.last_failed && !l->standby) {
+			out_add(cl, "nodes: %u (%u switches, %u CAs), %u CA ports, %u LIDs\n",
+				l->nodes, l->switches, l->cas, l->endports - l->switches, l->lids);
+			status_problems_text(l, probs, sizeof(probs));
+			if (probs[0])
+				out_add(cl, "problem_counts: %s\n", probs);
+		}
+		if (l)
+			out_add(cl, "seconds: %.3f\nsmps: %" PRIu64 " sent, %" PRIu64 " timed out, %"
+				PRIu64 " unanswered\n", l->seconds, l->smps, l->timeouts, l->failed);
+		out_add(cl, "problems: %u\n", s.problems);
+		out_add(cl, "status: %s\nOK\n",
+			l && !s.last_failed && !l->standby && l->up ? STATUS_OK : STATUS_DOWN);
 	}
-	out_add(cl, "kind: heavy\n");
-	out_add(cl, "sweep: %" PRIu64 "\n", smd->heavy_sweeps);
-	out_add(cl, "result: %s\n", sweep_outcome(smd, outc, sizeof(outc)));
-	if (l && !st->last_err && !l->standby) {
-		out_add(cl, "nodes: %u (%u switches, %u CAs), %u CA ports, %u LIDs\n", l->nodes,
-			l->switches, l->cas, l->endports - l->switches, l->lids);
-		problem_counts(l, probs, sizeof(probs));
-		if (probs[0])
-			out_add(cl, "problem_counts: %s\n", probs);
-	}
-	if (l)
-		out_add(cl, "seconds: %.3f\nsmps: %" PRIu64 " sent, %" PRIu64 " timed out, %"
-			PRIu64 " unanswered\n", l->seconds, l->smps, l->timeouts, l->failed);
-	out_add(cl, "problems: %u\n", st->problems.total);
-	out_add(cl, "status: %s\nOK\n",
-		l && !st->last_err && !l->standby && l->up ? STATUS_OK : STATUS_DOWN);
+	status_release(&s);
 }
 
 static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
@@ -912,7 +380,7 @@ static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
 			char buf[40];
 
 			out_error(cl, "resweep: unknown argument '%s' (resweep [--heavy])",
-				  printable(argv[i], buf, sizeof(buf)));
+				  text_printable(argv[i], buf, sizeof(buf)));
 			return;
 		}
 	}
@@ -1010,15 +478,6 @@ static void cmd_check_routes(struct ctl_client *cl)
 	out_add(cl, "status: %s\nOK\n", ok ? STATUS_OK : STATUS_PROBLEMS);
 }
 
-static void __attribute__((format(printf, 2, 3))) emit_line(void *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	out_vadd(ctx, fmt, ap);
-	va_end(ap);
-}
-
 /* partitions [P_KEY|NAME]: ports per partition, or the members of one */
 static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 {
@@ -1039,7 +498,7 @@ static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 
 		json_init(&j);
 		json_obj_begin(&j, NULL);
-		json_str(&j, "status", health(smd));
+		json_str(&j, "status", status_word(smd));
 		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, NULL, NULL, &j);
 		json_obj_end(&j);
 		if (r < 0)
@@ -1049,10 +508,10 @@ static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 	} else {
 		r = partitions_show(smd, argc == 2 ? argv[1] : NULL, emit_line, cl, NULL);
 		if (!r)
-			out_add(cl, "status: %s\nOK\n", health(smd));
+			out_add(cl, "status: %s\nOK\n", status_word(smd));
 	}
 	if (r == -ENOENT)
-		out_error(cl, "no partition '%s'", printable(argv[1], buf, sizeof(buf)));
+		out_error(cl, "no partition '%s'", text_printable(argv[1], buf, sizeof(buf)));
 	else if (r < 0)
 		out_error(cl, "partitions: %s", strerror(-r));
 }
@@ -1157,7 +616,7 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
 		out_error(cl, "unknown command '%s' (try help)",
-			  printable(argv[0], buf, sizeof(buf)));
+			  text_printable(argv[0], buf, sizeof(buf)));
 }
 
 /* ---- clients ---- */

@@ -11,11 +11,11 @@
 #include "db/store.h"
 #include "mad/txn.h"
 #include "mad/wire.h"
-#include "util/json.h"
 #include "util/log.h"
 #include "smd/mkey.h"
 #include "util/siphash.h"
 #include "smd/smd.h"
+#include "smd/status.h"
 #include "topo/fabric.h"
 #include "topo/pathmap.h"
 
@@ -962,107 +962,52 @@ void mkey_trap(struct smd *smd, const uint8_t *mad, size_t len, const struct fab
 
 /* ---- smctl status ---- */
 
-bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t len)
+int mkey_status_fill(const struct smd *smd, struct status_mkey *k, void **owned)
 {
 	const struct mkey *m = smd->mkey;
 	const struct smd_config *c = &smd->cfg;
-	unsigned int unk = 0, k = 0;
-
-	if (i == 0) {
-		if (c->m_key)
-			snprintf(buf, len, "m_key: set, M_KeyProtectBits %u, M_KeyLeasePeriod %u s",
-				 c->m_key_protect_bits, c->m_key_lease_period);
-		else
-			snprintf(buf, len, "m_key: none (any host can reprogram the ports)");
-		return true;
-	}
-	if (!m)
-		return false;
-	if (i == 1) {
-		const struct mkey_stats *s = &m->st;
-
-		snprintf(buf, len, "bad_mkey_traps: %" PRIu64 " (%" PRIu64
-			 " about smd's own SMPs), "
-			 "%" PRIu64 " ports read to stop a lease; ports taken over: %" PRIu64
-			 " (%" PRIu64 " after their lease ran out)", s->traps, s->traps_own,
-			 s->guards, s->taken, s->recovered);
-		return true;
-	}
-	if (i == 2 && m->last[0]) {
-		struct tm tm;
-		char when[32];
-
-		localtime_r(&m->last_when, &tm);
-		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-		snprintf(buf, len, "bad_mkey_last: %s %s", when, m->last);
-		return true;
-	}
-	/* Without a last trap its line is skipped: the lines below move up one */
-	if (!m->last[0])
-		i++;
-	for (size_t j = 0; j < m->size; j++)
-		unk += m->ports[j].guid && m->ports[j].state == MK_UNKNOWN;
-	if (i == 3) {
-		snprintf(buf, len, "mkey_unknown: %u", unk);
-		return true;
-	}
-	/* Lines 4..11: the first 8 ports smd waits to take back */
-	for (size_t j = 0; j < m->size; j++) {
-		const struct mk_port *e = &m->ports[j];
-		uint64_t now = txn_now_us();
-
-		if (!e->guid || e->state != MK_UNKNOWN || k++ != i - 4 || i - 4 >= 8)
-			continue;
-		if (e->lease_known && !e->lease)
-			snprintf(buf, len, "mkey_unknown_port: %s, lease period 0: cannot be taken "
-				 "back", e->name);
-		else
-			snprintf(buf, len, "mkey_unknown_port: %s, read again in %" PRIu64 " s",
-				 e->name, e->due_us > now ? (e->due_us - now + US - 1) / US : 0);
-		return true;
-	}
-	return false;
-}
-
-void mkey_status_json(const struct smd *smd, struct json *j)
-{
-	const struct mkey *m = smd->mkey;
-	const struct smd_config *c = &smd->cfg;
+	struct status_mkey_port *u;
 	uint64_t now = txn_now_us();
+	size_t n = 0;
 
-	json_obj_begin(j, "m_key");
-	json_bool(j, "set", c->m_key != 0);
-	json_u64(j, "protect_bits", c->m_key_protect_bits);
-	json_u64(j, "lease_period", c->m_key_lease_period);
-	if (m) {
-		json_u64(j, "bad_mkey_traps", m->st.traps);
-		json_u64(j, "bad_mkey_traps_own", m->st.traps_own);
-		json_u64(j, "lease_stopping_reads", m->st.guards);
-		json_u64(j, "taken_over", m->st.taken);
-		json_u64(j, "recovered", m->st.recovered);
-		if (m->last[0]) {
-			json_obj_begin(j, "bad_mkey_last");
-			json_i64(j, "time", (int64_t)m->last_when);
-			json_str(j, "text", m->last);
-			json_obj_end(j);
-		}
-		json_arr_begin(j, "unknown");
-		for (size_t i = 0; i < m->size; i++) {
-			const struct mk_port *e = &m->ports[i];
-
-			if (!e->guid || e->state != MK_UNKNOWN)
-				continue;
-			json_obj_begin(j, NULL);
-			json_hex64(j, "guid", e->guid);
-			json_str(j, "port", e->name);
-			if (e->lease_known && !e->lease)
-				json_null(j, "read_again_s");
-			else
-				json_u64(j, "read_again_s", e->due_us > now ?
-					 (e->due_us - now + US - 1) / US : 0);
-			json_obj_end(j);
-		}
-		json_arr_end(j);
+	memset(k, 0, sizeof(*k));
+	*owned = NULL;
+	k->set = c->m_key != 0;
+	k->protect_bits = c->m_key_protect_bits;
+	k->lease_period = c->m_key_lease_period;
+	if (!m)
+		return 0;
+	k->tracking = true;
+	k->traps = m->st.traps;
+	k->traps_own = m->st.traps_own;
+	k->guards = m->st.guards;
+	k->taken = m->st.taken;
+	k->recovered = m->st.recovered;
+	if (m->last[0]) {
+		k->last = m->last;
+		k->last_when = m->last_when;
 	}
-	json_obj_end(j);
+	for (size_t i = 0; i < m->size; i++)
+		n += m->ports[i].guid && m->ports[i].state == MK_UNKNOWN;
+	if (!n)
+		return 0;
+	u = calloc(n, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < m->size; i++) {
+		const struct mk_port *e = &m->ports[i];
+
+		if (!e->guid || e->state != MK_UNKNOWN)
+			continue;
+		u[n].guid = e->guid;
+		u[n].name = e->name;
+		u[n].never = e->lease_known && !e->lease;
+		u[n].read_again_s = e->due_us > now ? (e->due_us - now + US - 1) / US : 0;
+		n++;
+	}
+	k->unknown = u;
+	k->nunknown = n;
+	*owned = u;
+	return 0;
 }

@@ -114,14 +114,12 @@ struct mkey_stats {
 	uint64_t recovered;		/* ... of them once their lease had run out */
 };
 const struct mkey_stats *mkey_stats(const struct smd *smd);
-/* Line i of what smctl status shows (no newline); false past the last */
-bool mkey_status_line(const struct smd *smd, unsigned int i, char *buf, size_t len);
-struct json;
+struct status_mkey;
 /*
- * The same as member "m_key" of smctl status --json: the settings, the
- * counts, the last Bad M_Key trap, the ports with an unknown key
- * (read_again_s null: lease 0, never)
+ * What smctl status shows of M_Keys (smd/status.h): the settings, the
+ * counts, the last Bad M_Key trap, the ports with an unknown key; *owned
+ * gets what was allocated for the last (the caller frees it)
  */
-void mkey_status_json(const struct smd *smd, struct json *j);
+int mkey_status_fill(const struct smd *smd, struct status_mkey *k, void **owned);
 
 #endif
