@@ -91,139 +91,190 @@ struct field {
 	uint16_t width;
 };
 
+/*
+ * Each record's components listed once, in component-mask order (IBA
+ * 15.2.4: the mask numbers every field, reserved or not), as C(name, bit
+ * offset, width); RECORD() makes of the list the field table the mask and
+ * the matching use and the names smctl's JSON prints (the IBA's component
+ * names in lower case), which so cannot disagree.
+ */
+#define FIELD_(name, off, w)	{ (off), (w) },
+#define NAME_(name, off, w)	#name,
+#define RECORD(id, LIST) \
+	static const struct field id##_fields[] = { LIST(FIELD_) }; \
+	static const char *const id##_names[] = { LIST(NAME_) };
+
 /* NodeRecord: IBA 15.2.5.2 (LID, reserved, NodeInfo, NodeDescription) */
-static const struct field node_record[] = {
-	{ 0, 16 }, { 16, 16 }, { 32, 8 }, { 40, 8 }, { 48, 8 }, { 56, 8 }, { 64, 64 },
-	{ 128, 64 }, { 192, 64 }, { 256, 16 }, { 272, 16 }, { 288, 32 }, { 320, 8 },
-	{ 328, 24 }, { 352, 512 },
-};
+#define NODE_RECORD(C) \
+	C(lid, 0, 16) C(reserved, 16, 16) C(base_version, 32, 8) C(class_version, 40, 8) \
+	C(node_type, 48, 8) C(num_ports, 56, 8) C(system_image_guid, 64, 64) \
+	C(node_guid, 128, 64) C(port_guid, 192, 64) C(partition_cap, 256, 16) \
+	C(device_id, 272, 16) C(revision, 288, 32) C(local_port_num, 320, 8) \
+	C(vendor_id, 328, 24) C(node_description, 352, 512)
+RECORD(node_record, NODE_RECORD)
 
 /* PortInfoRecord: IBA 15.2.5.3 (EndportLID, PortNum, Options, PortInfo at bit 32) */
-#define PI(o, w) { 32 + (o), (w) }
-static const struct field port_info_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 },
-	PI(0, 64), PI(64, 64), PI(128, 16), PI(144, 16), PI(160, 32), PI(192, 16), PI(208, 16),
-	PI(224, 8), PI(232, 8), PI(240, 8), PI(248, 8), PI(256, 4), PI(260, 4), PI(264, 4),
-	PI(268, 4), PI(272, 2), PI(274, 3), PI(277, 3), PI(280, 4), PI(284, 4), PI(288, 4),
-	PI(292, 4), PI(296, 4), PI(300, 4), PI(304, 8), PI(312, 8), PI(320, 8), PI(328, 4),
-	PI(332, 4), PI(336, 3), PI(339, 5), PI(344, 4), PI(348, 1), PI(349, 1), PI(350, 1),
-	PI(351, 1), PI(352, 16), PI(368, 16), PI(384, 16), PI(400, 8), PI(408, 1), PI(409, 2),
-	PI(411, 5), PI(416, 3), PI(419, 5), PI(424, 4), PI(428, 4), PI(432, 16), PI(448, 8),
-	PI(456, 24), PI(480, 16), PI(496, 4), PI(500, 4), PI(504, 3), PI(507, 5),
-};
+#define PI(o)	(32 + (o))
+#define PORT_INFO_RECORD(C) \
+	C(endport_lid, 0, 16) C(port_num, 16, 8) C(options, 24, 8) C(m_key, PI(0), 64) \
+	C(gid_prefix, PI(64), 64) C(lid, PI(128), 16) C(master_sm_lid, PI(144), 16) \
+	C(capability_mask, PI(160), 32) C(diag_code, PI(192), 16) \
+	C(m_key_lease_period, PI(208), 16) C(local_port_num, PI(224), 8) \
+	C(link_width_enabled, PI(232), 8) C(link_width_supported, PI(240), 8) \
+	C(link_width_active, PI(248), 8) C(link_speed_supported, PI(256), 4) \
+	C(port_state, PI(260), 4) C(port_phys_state, PI(264), 4) \
+	C(link_down_default_state, PI(268), 4) C(m_key_protect_bits, PI(272), 2) \
+	C(reserved, PI(274), 3) C(lmc, PI(277), 3) C(link_speed_active, PI(280), 4) \
+	C(link_speed_enabled, PI(284), 4) C(neighbor_mtu, PI(288), 4) \
+	C(master_sm_sl, PI(292), 4) C(vl_cap, PI(296), 4) C(init_type, PI(300), 4) \
+	C(vl_high_limit, PI(304), 8) C(vl_arbitration_high_cap, PI(312), 8) \
+	C(vl_arbitration_low_cap, PI(320), 8) C(init_type_reply, PI(328), 4) \
+	C(mtu_cap, PI(332), 4) C(vl_stall_count, PI(336), 3) C(hoq_life, PI(339), 5) \
+	C(operational_vls, PI(344), 4) C(partition_enforcement_inbound, PI(348), 1) \
+	C(partition_enforcement_outbound, PI(349), 1) C(filter_raw_inbound, PI(350), 1) \
+	C(filter_raw_outbound, PI(351), 1) C(m_key_violations, PI(352), 16) \
+	C(p_key_violations, PI(368), 16) C(q_key_violations, PI(384), 16) \
+	C(guid_cap, PI(400), 8) C(client_reregister, PI(408), 1) \
+	C(multicast_pkey_trap_suppression, PI(409), 2) C(subnet_timeout, PI(411), 5) \
+	C(reserved2, PI(416), 3) C(resp_time_value, PI(419), 5) \
+	C(local_phy_errors, PI(424), 4) C(overrun_errors, PI(428), 4) \
+	C(max_credit_hint, PI(432), 16) C(reserved3, PI(448), 8) \
+	C(link_round_trip_latency, PI(456), 24) C(capability_mask2, PI(480), 16) \
+	C(link_speed_ext_active, PI(496), 4) C(link_speed_ext_supported, PI(500), 4) \
+	C(reserved4, PI(504), 3) C(link_speed_ext_enabled, PI(507), 5)
+RECORD(port_info_record, PORT_INFO_RECORD)
 
-/* SwitchInfoRecord: IBA 15.2.5.4 (LID, reserved, SwitchInfo at bit 32) */
-static const struct field switch_info_record[] = {
-	{ 0, 16 }, { 16, 16 },
-	PI(0, 16), PI(16, 16), PI(32, 16), PI(48, 16), PI(64, 8), PI(72, 8), PI(80, 8),
-	PI(88, 5), PI(93, 1), PI(94, 2), PI(96, 16), PI(112, 16), PI(128, 1), PI(129, 1),
-	PI(130, 1), PI(131, 1), PI(132, 1), PI(133, 11), PI(144, 16),
-};
+/* SwitchInfoRecord: IBA 15.2.5.5 (LID, reserved, SwitchInfo at bit 32) */
+#define SWITCH_INFO_RECORD(C) \
+	C(lid, 0, 16) C(reserved, 16, 16) C(linear_fdb_cap, PI(0), 16) \
+	C(random_fdb_cap, PI(16), 16) C(multicast_fdb_cap, PI(32), 16) \
+	C(linear_fdb_top, PI(48), 16) C(default_port, PI(64), 8) \
+	C(default_multicast_primary_port, PI(72), 8) \
+	C(default_multicast_not_primary_port, PI(80), 8) C(life_time_value, PI(88), 5) \
+	C(port_state_change, PI(93), 1) C(optimized_sl2vl_mapping_programming, PI(94), 2) \
+	C(lids_per_port, PI(96), 16) C(partition_enforcement_cap, PI(112), 16) \
+	C(inbound_enforcement_cap, PI(128), 1) C(outbound_enforcement_cap, PI(129), 1) \
+	C(filter_raw_inbound_cap, PI(130), 1) C(filter_raw_outbound_cap, PI(131), 1) \
+	C(enhanced_port0, PI(132), 1) C(reserved2, PI(133), 11) \
+	C(multicast_fdb_top, PI(144), 16)
+RECORD(switch_info_record, SWITCH_INFO_RECORD)
 
 /* LinkRecord: IBA 15.2.5.13 */
-static const struct field link_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 16 }, { 48, 16 },
-};
+#define LINK_RECORD(C) \
+	C(from_lid, 0, 16) C(from_port, 16, 8) C(to_port, 24, 8) C(to_lid, 32, 16) \
+	C(reserved, 48, 16)
+RECORD(link_record, LINK_RECORD)
 
 /* LinearForwardingTableRecord: IBA 15.2.5.6 */
-static const struct field lft_record[] = {
-	{ 0, 16 }, { 16, 16 }, { 32, 32 }, { 64, 512 },
-};
+#define LFT_RECORD(C) C(lid, 0, 16) C(block, 16, 16) C(reserved, 32, 32) C(lft, 64, 512)
+RECORD(lft_record, LFT_RECORD)
 
-/* SMInfoRecord: IBA 15.2.5.11 */
-static const struct field sm_info_record[] = {
-	{ 0, 16 }, { 16, 16 }, { 32, 64 }, { 96, 64 }, { 160, 32 }, { 192, 4 }, { 196, 4 },
-};
+/* SMInfoRecord: IBA 15.2.5.10 (LID, reserved, SMInfo at bit 32) */
+#define SM_INFO_RECORD(C) \
+	C(lid, 0, 16) C(reserved, 16, 16) C(guid, 32, 64) C(sm_key, 96, 64) \
+	C(act_count, 160, 32) C(priority, 192, 4) C(sm_state, 196, 4)
+RECORD(sm_info_record, SM_INFO_RECORD)
 
 /* SLtoVLMappingTableRecord: IBA 15.2.5.4 */
-static const struct field sl2vl_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 64 },
-};
+#define SL2VL_RECORD(C) \
+	C(lid, 0, 16) C(input_port, 16, 8) C(output_port, 24, 8) C(reserved, 32, 32) \
+	C(sl2vl, 64, 64)
+RECORD(sl2vl_record, SL2VL_RECORD)
 
 /* VLArbitrationTableRecord: IBA 15.2.5.9 */
-static const struct field vlarb_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 512 },
-};
+#define VLARB_RECORD(C) \
+	C(lid, 0, 16) C(output_port, 16, 8) C(block, 24, 8) C(reserved, 32, 32) \
+	C(vl_arbitration_table, 64, 512)
+RECORD(vlarb_record, VLARB_RECORD)
 
 /* P_KeyTableRecord: IBA 15.2.5.11 */
-static const struct field pkey_record[] = {
-	{ 0, 16 }, { 16, 16 }, { 32, 8 }, { 40, 24 }, { 64, 512 },
-};
+#define PKEY_RECORD(C) \
+	C(lid, 0, 16) C(block, 16, 16) C(port, 32, 8) C(reserved, 40, 24) C(pkey_table, 64, 512)
+RECORD(pkey_record, PKEY_RECORD)
 
 /* GUIDInfoRecord: IBA 15.2.5.18 (LID, BlockNum, two reserved, then each GUID its own bit) */
-static const struct field guid_info_record[] = {
-	{ 0, 16 }, { 16, 8 }, { 24, 8 }, { 32, 32 }, { 64, 64 }, { 128, 64 }, { 192, 64 },
-	{ 256, 64 }, { 320, 64 }, { 384, 64 }, { 448, 64 }, { 512, 64 },
-};
+#define GUID_INFO_RECORD(C) \
+	C(lid, 0, 16) C(block, 16, 8) C(reserved, 24, 8) C(reserved2, 32, 32) \
+	C(guid0, 64, 64) C(guid1, 128, 64) C(guid2, 192, 64) C(guid3, 256, 64) \
+	C(guid4, 320, 64) C(guid5, 384, 64) C(guid6, 448, 64) C(guid7, 512, 64)
+RECORD(guid_info_record, GUID_INFO_RECORD)
 
 /*
- * ServiceRecord: IBA 15.2.5.14 (ServiceID, ServiceGID, ServiceP_Key,
- * reserved, ServiceLease, ServiceKey, ServiceName, then every element of
- * ServiceData8/16/32/64 its own component)
+ * ServiceRecord: IBA 15.2.5.14, table 204 (ServiceID, ServiceGID,
+ * ServiceP_Key, reserved, ServiceLease, ServiceKey, ServiceName, then every
+ * element of ServiceData8/16/32/64 its own component)
  */
-#define SD(o, w) { (o), (w) }
-static const struct field service_record_fields[] = {
-	{ 0, 64 }, { 64, 128 }, { 192, 16 }, { 208, 16 }, { 224, 32 }, { 256, 128 }, { 384, 512 },
-	SD(896, 8), SD(904, 8), SD(912, 8), SD(920, 8), SD(928, 8), SD(936, 8), SD(944, 8),
-	SD(952, 8), SD(960, 8), SD(968, 8), SD(976, 8), SD(984, 8), SD(992, 8), SD(1000, 8),
-	SD(1008, 8), SD(1016, 8),
-	SD(1024, 16), SD(1040, 16), SD(1056, 16), SD(1072, 16), SD(1088, 16), SD(1104, 16),
-	SD(1120, 16), SD(1136, 16),
-	SD(1152, 32), SD(1184, 32), SD(1216, 32), SD(1248, 32),
-	SD(1280, 64), SD(1344, 64),
-};
+#define SD8(C, i)	C(service_data8_##i, 896 + 8 * (i), 8)
+#define SD16(C, i)	C(service_data16_##i, 1024 + 16 * (i), 16)
+#define SERVICE_RECORD_FIELDS(C) \
+	C(service_id, 0, 64) C(service_gid, 64, 128) C(service_pkey, 192, 16) \
+	C(reserved, 208, 16) C(service_lease, 224, 32) C(service_key, 256, 128) \
+	C(service_name, 384, 512) \
+	SD8(C, 0) SD8(C, 1) SD8(C, 2) SD8(C, 3) SD8(C, 4) SD8(C, 5) SD8(C, 6) SD8(C, 7) \
+	SD8(C, 8) SD8(C, 9) SD8(C, 10) SD8(C, 11) SD8(C, 12) SD8(C, 13) SD8(C, 14) \
+	SD8(C, 15) SD16(C, 0) SD16(C, 1) SD16(C, 2) SD16(C, 3) SD16(C, 4) SD16(C, 5) \
+	SD16(C, 6) SD16(C, 7) C(service_data32_0, 1152, 32) C(service_data32_1, 1184, 32) \
+	C(service_data32_2, 1216, 32) C(service_data32_3, 1248, 32) \
+	C(service_data64_0, 1280, 64) C(service_data64_1, 1344, 64)
+RECORD(service_record, SERVICE_RECORD_FIELDS)
 
 /*
- * InformInfo: IBA 13.4.8.3 (GID, LIDRangeBegin, LIDRangeEnd, reserved,
- * IsGeneric, Subscribe, Type, TrapNumber/DeviceID, QPN, reserved,
- * RespTimeValue, reserved, ProducerType/VendorID)
+ * InformInfo: IBA 13.4.8.3, table 125 (GID, LIDRangeBegin, LIDRangeEnd,
+ * reserved, IsGeneric, Subscribe, Type, TrapNumber/DeviceID, QPN, reserved,
+ * RespTimeValue, reserved, ProducerType/VendorID), from bit b
  */
-#define II(o, w) { (o), (w) }
-#define INFORM_FIELDS(b) \
-	II((b) + 0, 128), II((b) + 128, 16), II((b) + 144, 16), II((b) + 160, 16), \
-	II((b) + 176, 8), II((b) + 184, 8), II((b) + 192, 16), II((b) + 208, 16), \
-	II((b) + 224, 24), II((b) + 248, 3), II((b) + 251, 5), II((b) + 256, 8), \
-	II((b) + 264, 24)
-static const struct field inform_info_fields[] = { INFORM_FIELDS(0) };
+#define INFORM_FIELDS(C, b, res1, res2, res3) \
+	C(gid, (b) + 0, 128) C(lid_range_begin, (b) + 128, 16) \
+	C(lid_range_end, (b) + 144, 16) C(res1, (b) + 160, 16) C(is_generic, (b) + 176, 8) \
+	C(subscribe, (b) + 184, 8) C(type, (b) + 192, 16) C(trap_number, (b) + 208, 16) \
+	C(qpn, (b) + 224, 24) C(res2, (b) + 248, 3) C(resp_time_value, (b) + 251, 5) \
+	C(res3, (b) + 256, 8) C(producer_type, (b) + 264, 24)
+#define INFORM_INFO_FIELDS(C)	INFORM_FIELDS(C, 0, reserved, reserved2, reserved3)
+RECORD(inform_info, INFORM_INFO_FIELDS)
 
 /* InformInfoRecord: IBA 15.2.5.12 (SubscriberGID, Enum, reserved, InformInfo) */
-static const struct field inform_info_record_fields[] = {
-	{ 0, 128 }, { 128, 16 }, { 144, 48 }, INFORM_FIELDS(192),
-};
+#define INFORM_INFO_RECORD_FIELDS(C) \
+	C(subscriber_gid, 0, 128) C(enum, 128, 16) C(reserved, 144, 48) \
+	INFORM_FIELDS(C, 192, reserved2, reserved3, reserved4)
+RECORD(inform_info_record, INFORM_INFO_RECORD_FIELDS)
 
 /*
  * The path parameters PathRecord (from bit 352) and MultiPathRecord (from
  * bit 0) share, in the same order and widths: RawTraffic, reserved,
  * FlowLabel, HopLimit, TClass, Reversible, NumbPath, P_Key, QoSClass, SL,
  * MTU (selector, value), Rate (selector, value), PacketLifeTime (selector,
- * value). PATH_PARAMS(X, b) lists them for the struct codecs below.
+ * value)
  */
-#define PATH_PARAMS_MASK(b) \
-	{ (b) + 0, 1 }, { (b) + 1, 3 }, { (b) + 4, 20 }, { (b) + 24, 8 }, { (b) + 32, 8 }, \
-	{ (b) + 40, 1 }, { (b) + 41, 7 }, { (b) + 48, 16 }, { (b) + 64, 12 }, { (b) + 76, 4 }, \
-	{ (b) + 80, 2 }, { (b) + 82, 6 }, { (b) + 88, 2 }, { (b) + 90, 6 }, { (b) + 96, 2 }, \
-	{ (b) + 98, 6 }
+#define PATH_PARAMS_FIELDS(C, b) \
+	C(raw_traffic, (b) + 0, 1) C(reserved, (b) + 1, 3) C(flow_label, (b) + 4, 20) \
+	C(hop_limit, (b) + 24, 8) C(tclass, (b) + 32, 8) C(reversible, (b) + 40, 1) \
+	C(num_path, (b) + 41, 7) C(pkey, (b) + 48, 16) C(qos_class, (b) + 64, 12) \
+	C(sl, (b) + 76, 4) C(mtu_selector, (b) + 80, 2) C(mtu, (b) + 82, 6) \
+	C(rate_selector, (b) + 88, 2) C(rate, (b) + 90, 6) \
+	C(packet_life_time_selector, (b) + 96, 2) C(packet_life_time, (b) + 98, 6)
 
 /* MultiPathRecord: IBA 15.2.5.20, the fixed part before the GIDs */
-static const struct field multipath_record_fields[] = {
-	PATH_PARAMS_MASK(0),
-	{ 104, 8 }, { 112, 2 }, { 114, 6 }, { 120, 8 }, { 128, 8 }, { 136, 56 },
-};
+#define MULTIPATH_RECORD_FIELDS(C) \
+	PATH_PARAMS_FIELDS(C, 0) C(service_id_msb, 104, 8) C(independence_selector, 112, 2) \
+	C(reserved2, 114, 6) C(sgid_count, 120, 8) C(dgid_count, 128, 8) \
+	C(service_id_lsb, 136, 56)
+RECORD(multipath_record, MULTIPATH_RECORD_FIELDS)
 
 /* PathRecord: IBA 15.2.5.16, table 209 (ServiceID takes two mask bits) */
-static const struct field path_record_fields[] = {
-	{ 0, 32 }, { 32, 32 }, { 64, 128 }, { 192, 128 }, { 320, 16 }, { 336, 16 },
-	PATH_PARAMS_MASK(352),
-	{ 456, 8 }, { 464, 48 },
-};
+#define PATH_RECORD_FIELDS(C) \
+	C(service_id_hi, 0, 32) C(service_id_lo, 32, 32) C(dgid, 64, 128) C(sgid, 192, 128) \
+	C(dlid, 320, 16) C(slid, 336, 16) PATH_PARAMS_FIELDS(C, 352) C(preference, 456, 8) \
+	C(reserved2, 464, 48)
+RECORD(path_record, PATH_RECORD_FIELDS)
 
 /*
  * MulticastForwardingTableRecord: IBA 15.2.5.8 (LID, Position, reserved,
  * BlockNum, reserved, 32 port masks)
  */
-static const struct field mft_record[] = {
-	{ 0, 16 }, { 16, 4 }, { 20, 3 }, { 23, 9 }, { 32, 32 }, { 64, 512 },
-};
+#define MFT_RECORD(C) \
+	C(lid, 0, 16) C(position, 16, 4) C(reserved, 20, 3) C(block, 23, 9) \
+	C(reserved2, 32, 32) C(port_masks, 64, 512)
+RECORD(mft_record, MFT_RECORD)
 
 /*
  * MCMemberRecord: IBA 15.2.5.17, table 213: MGID, PortGID, Q_Key, MLID,
@@ -231,14 +282,16 @@ static const struct field mft_record[] = {
  * PacketLifeTime (selector, value), SL, FlowLabel, HopLimit, Scope,
  * JoinState, ProxyJoin, reserved
  */
-static const struct field mcmember_record[] = {
-	{ 0, 128 }, { 128, 128 }, { 256, 32 }, { 288, 16 }, { 304, 2 }, { 306, 6 },
-	{ 312, 8 }, { 320, 16 }, { 336, 2 }, { 338, 6 }, { 344, 2 }, { 346, 6 },
-	{ 352, 4 }, { 356, 20 }, { 376, 8 }, { 384, 4 }, { 388, 4 }, { 392, 1 },
-	{ 393, 23 },
-};
+#define MCMEMBER_RECORD(C) \
+	C(mgid, 0, 128) C(port_gid, 128, 128) C(qkey, 256, 32) C(mlid, 288, 16) \
+	C(mtu_selector, 304, 2) C(mtu, 306, 6) C(tclass, 312, 8) C(pkey, 320, 16) \
+	C(rate_selector, 336, 2) C(rate, 338, 6) C(packet_life_time_selector, 344, 2) \
+	C(packet_life_time, 346, 6) C(sl, 352, 4) C(flow_label, 356, 20) \
+	C(hop_limit, 376, 8) C(scope, 384, 4) C(join_state, 388, 4) C(proxy_join, 392, 1) \
+	C(reserved, 393, 23)
+RECORD(mcmember_record, MCMEMBER_RECORD)
 
-#define TABLE(t) t, sizeof(t) / sizeof(t[0])
+#define TABLE(id) id##_fields, id##_names, sizeof(id##_fields) / sizeof(id##_fields[0])
 
 /*
  * Indexed by attribute ID (all below 256): the SA looks a table up for
@@ -248,162 +301,26 @@ static const struct field mcmember_record[] = {
 static const struct {
 	uint16_t size;
 	const struct field *f;
-	unsigned int n;
-} records[RECORD_ATTRS] = {
-	[SA_ATTR_NODE_RECORD] = { 108, TABLE(node_record) },
-	[SA_ATTR_PORT_INFO_RECORD] = { 68, TABLE(port_info_record) },
-	[SA_ATTR_SWITCH_INFO_RECORD] = { 24, TABLE(switch_info_record) },
-	[SA_ATTR_LINK_RECORD] = { 8, TABLE(link_record) },
-	[SA_ATTR_LFT_RECORD] = { 72, TABLE(lft_record) },
-	[SA_ATTR_SM_INFO_RECORD] = { 25, TABLE(sm_info_record) },
-	[SA_ATTR_SL2VL_RECORD] = { 16, TABLE(sl2vl_record) },
-	[SA_ATTR_VLARB_RECORD] = { 72, TABLE(vlarb_record) },
-	[SA_ATTR_PKEY_RECORD] = { 72, TABLE(pkey_record) },
-	[SA_ATTR_GUID_INFO_RECORD] = { 72, TABLE(guid_info_record) },
-	[SA_ATTR_PATH_RECORD] = { 64, TABLE(path_record_fields) },
-	[SA_ATTR_MFT_RECORD] = { 72, TABLE(mft_record) },
-	[SA_ATTR_MCMEMBER_RECORD] = { MCR_SIZE, TABLE(mcmember_record) },
-	[SA_ATTR_SERVICE_RECORD] = { SR_SIZE, TABLE(service_record_fields) },
-	[SA_ATTR_INFORM_INFO] = { INFORM_SIZE, TABLE(inform_info_fields) },
-	[SA_ATTR_INFORM_INFO_RECORD] = { IIR_SIZE, TABLE(inform_info_record_fields) },
-	[SA_ATTR_MULTIPATH_RECORD] = { MPR_FIXED_SIZE, TABLE(multipath_record_fields) },
-};
-
-/*
- * Field names, in the order of the tables above (the IBA's component
- * names, lower case), for smctl's JSON; a table whose names do not match
- * its fields in number gets none (test_sa checks every table has them).
- */
-static const char *const node_record_names[] = {
-	"lid", "reserved", "base_version", "class_version", "node_type", "num_ports",
-	"system_image_guid", "node_guid", "port_guid", "partition_cap", "device_id", "revision",
-	"local_port_num", "vendor_id", "node_description",
-};
-
-static const char *const port_info_record_names[] = {
-	"endport_lid", "port_num", "options", "m_key", "gid_prefix", "lid", "master_sm_lid",
-	"capability_mask", "diag_code", "m_key_lease_period", "local_port_num",
-	"link_width_enabled", "link_width_supported", "link_width_active",
-	"link_speed_supported", "port_state", "port_phys_state", "link_down_default_state",
-	"m_key_protect_bits", "reserved", "lmc", "link_speed_active", "link_speed_enabled",
-	"neighbor_mtu", "master_sm_sl", "vl_cap", "init_type", "vl_high_limit",
-	"vl_arbitration_high_cap", "vl_arbitration_low_cap", "init_type_reply", "mtu_cap",
-	"vl_stall_count", "hoq_life", "operational_vls", "partition_enforcement_inbound",
-	"partition_enforcement_outbound", "filter_raw_inbound", "filter_raw_outbound",
-	"m_key_violations", "p_key_violations", "q_key_violations", "guid_cap",
-	"client_reregister", "multicast_pkey_trap_suppression", "subnet_timeout", "reserved2",
-	"resp_time_value", "local_phy_errors", "overrun_errors", "max_credit_hint", "reserved3",
-	"link_round_trip_latency", "capability_mask2", "link_speed_ext_active",
-	"link_speed_ext_supported", "reserved4", "link_speed_ext_enabled",
-};
-
-static const char *const switch_info_record_names[] = {
-	"lid", "reserved", "linear_fdb_cap", "random_fdb_cap", "multicast_fdb_cap",
-	"linear_fdb_top", "default_port", "default_multicast_primary_port",
-	"default_multicast_not_primary_port", "life_time_value", "port_state_change",
-	"optimized_sl2vl_mapping_programming", "lids_per_port", "partition_enforcement_cap",
-	"inbound_enforcement_cap", "outbound_enforcement_cap", "filter_raw_inbound_cap",
-	"filter_raw_outbound_cap", "enhanced_port0", "reserved2", "multicast_fdb_top",
-};
-
-static const char *const link_record_names[] = {
-	"from_lid", "from_port", "to_port", "to_lid", "reserved",
-};
-
-static const char *const lft_record_names[] = { "lid", "block", "reserved", "lft" };
-
-static const char *const sm_info_record_names[] = {
-	"lid", "reserved", "guid", "sm_key", "act_count", "priority", "sm_state",
-};
-
-static const char *const sl2vl_record_names[] = {
-	"lid", "input_port", "output_port", "reserved", "sl2vl",
-};
-
-static const char *const vlarb_record_names[] = {
-	"lid", "output_port", "block", "reserved", "vl_arbitration_table",
-};
-
-static const char *const pkey_record_names[] = {
-	"lid", "block", "port", "reserved", "pkey_table",
-};
-
-static const char *const guid_info_record_names[] = {
-	"lid", "block", "reserved", "reserved2", "guid0", "guid1", "guid2", "guid3", "guid4",
-	"guid5", "guid6", "guid7",
-};
-
-static const char *const service_record_names[] = {
-	"service_id", "service_gid", "service_pkey", "reserved", "service_lease", "service_key",
-	"service_name", "service_data8_0", "service_data8_1", "service_data8_2",
-	"service_data8_3", "service_data8_4", "service_data8_5", "service_data8_6",
-	"service_data8_7", "service_data8_8", "service_data8_9", "service_data8_10",
-	"service_data8_11", "service_data8_12", "service_data8_13", "service_data8_14",
-	"service_data8_15", "service_data16_0", "service_data16_1", "service_data16_2",
-	"service_data16_3", "service_data16_4", "service_data16_5", "service_data16_6",
-	"service_data16_7", "service_data32_0", "service_data32_1", "service_data32_2",
-	"service_data32_3", "service_data64_0", "service_data64_1",
-};
-
-static const char *const inform_info_names[] = {
-	"gid", "lid_range_begin", "lid_range_end", "reserved", "is_generic", "subscribe",
-	"type", "trap_number", "qpn", "reserved2", "resp_time_value", "reserved3",
-	"producer_type",
-};
-
-static const char *const inform_info_record_names[] = {
-	"subscriber_gid", "enum", "reserved", "gid", "lid_range_begin", "lid_range_end",
-	"reserved2", "is_generic", "subscribe", "type", "trap_number", "qpn", "reserved3",
-	"resp_time_value", "reserved4", "producer_type",
-};
-
-static const char *const multipath_record_names[] = {
-	"raw_traffic", "reserved", "flow_label", "hop_limit", "tclass", "reversible",
-	"num_path", "pkey", "qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
-	"packet_life_time_selector", "packet_life_time", "service_id_msb",
-	"independence_selector", "reserved2", "sgid_count", "dgid_count", "service_id_lsb",
-};
-
-static const char *const path_record_names[] = {
-	"service_id_hi", "service_id_lo", "dgid", "sgid", "dlid", "slid", "raw_traffic",
-	"reserved", "flow_label", "hop_limit", "tclass", "reversible", "num_path", "pkey",
-	"qos_class", "sl", "mtu_selector", "mtu", "rate_selector", "rate",
-	"packet_life_time_selector", "packet_life_time", "preference", "reserved2",
-};
-
-static const char *const mft_record_names[] = {
-	"lid", "position", "reserved", "block", "reserved2", "port_masks",
-};
-
-static const char *const mcmember_record_names[] = {
-	"mgid", "port_gid", "qkey", "mlid", "mtu_selector", "mtu", "tclass", "pkey",
-	"rate_selector", "rate", "packet_life_time_selector", "packet_life_time", "sl",
-	"flow_label", "hop_limit", "scope", "join_state", "proxy_join", "reserved",
-};
-
-#define NAMES(t) t, sizeof(t) / sizeof(t[0])
-
-static const struct {
 	const char *const *names;
 	unsigned int n;
-} record_names[RECORD_ATTRS] = {
-	[SA_ATTR_NODE_RECORD] = { NAMES(node_record_names) },
-	[SA_ATTR_PORT_INFO_RECORD] = { NAMES(port_info_record_names) },
-	[SA_ATTR_SWITCH_INFO_RECORD] = { NAMES(switch_info_record_names) },
-	[SA_ATTR_LINK_RECORD] = { NAMES(link_record_names) },
-	[SA_ATTR_LFT_RECORD] = { NAMES(lft_record_names) },
-	[SA_ATTR_SM_INFO_RECORD] = { NAMES(sm_info_record_names) },
-	[SA_ATTR_SL2VL_RECORD] = { NAMES(sl2vl_record_names) },
-	[SA_ATTR_VLARB_RECORD] = { NAMES(vlarb_record_names) },
-	[SA_ATTR_PKEY_RECORD] = { NAMES(pkey_record_names) },
-	[SA_ATTR_GUID_INFO_RECORD] = { NAMES(guid_info_record_names) },
-	[SA_ATTR_PATH_RECORD] = { NAMES(path_record_names) },
-	[SA_ATTR_MFT_RECORD] = { NAMES(mft_record_names) },
-	[SA_ATTR_MCMEMBER_RECORD] = { NAMES(mcmember_record_names) },
-	[SA_ATTR_SERVICE_RECORD] = { NAMES(service_record_names) },
-	[SA_ATTR_INFORM_INFO] = { NAMES(inform_info_names) },
-	[SA_ATTR_INFORM_INFO_RECORD] = { NAMES(inform_info_record_names) },
-	[SA_ATTR_MULTIPATH_RECORD] = { NAMES(multipath_record_names) },
+} records[RECORD_ATTRS] = {
+	[SA_ATTR_NODE_RECORD] = { NODE_RECORD_SIZE, TABLE(node_record) },
+	[SA_ATTR_PORT_INFO_RECORD] = { PORT_INFO_RECORD_SIZE, TABLE(port_info_record) },
+	[SA_ATTR_SWITCH_INFO_RECORD] = { SWITCH_INFO_RECORD_SIZE, TABLE(switch_info_record) },
+	[SA_ATTR_LINK_RECORD] = { LINK_RECORD_SIZE, TABLE(link_record) },
+	[SA_ATTR_LFT_RECORD] = { LFT_RECORD_SIZE, TABLE(lft_record) },
+	[SA_ATTR_SM_INFO_RECORD] = { SM_INFO_RECORD_SIZE, TABLE(sm_info_record) },
+	[SA_ATTR_SL2VL_RECORD] = { SL2VL_RECORD_SIZE, TABLE(sl2vl_record) },
+	[SA_ATTR_VLARB_RECORD] = { VLARB_RECORD_SIZE, TABLE(vlarb_record) },
+	[SA_ATTR_PKEY_RECORD] = { PKEY_RECORD_SIZE, TABLE(pkey_record) },
+	[SA_ATTR_GUID_INFO_RECORD] = { GUID_INFO_RECORD_SIZE, TABLE(guid_info_record) },
+	[SA_ATTR_PATH_RECORD] = { PATH_RECORD_SIZE, TABLE(path_record) },
+	[SA_ATTR_MFT_RECORD] = { MFT_RECORD_SIZE, TABLE(mft_record) },
+	[SA_ATTR_MCMEMBER_RECORD] = { MCR_SIZE, TABLE(mcmember_record) },
+	[SA_ATTR_SERVICE_RECORD] = { SR_SIZE, TABLE(service_record) },
+	[SA_ATTR_INFORM_INFO] = { INFORM_SIZE, TABLE(inform_info) },
+	[SA_ATTR_INFORM_INFO_RECORD] = { IIR_SIZE, TABLE(inform_info_record) },
+	[SA_ATTR_MULTIPATH_RECORD] = { MPR_FIXED_SIZE, TABLE(multipath_record) },
 };
 
 static int record_index(uint16_t attr_id)
@@ -434,7 +351,7 @@ int sa_record_field_info(uint16_t attr_id, unsigned int field, const char **name
 		return -EINVAL;
 	*bit_off = records[i].f[field].off;
 	*width = records[i].f[field].width;
-	*name = record_names[i].n == records[i].n ? record_names[i].names[field] : NULL;
+	*name = records[i].names[field];
 	return 0;
 }
 
@@ -535,13 +452,13 @@ int sa_record_set_field(uint16_t attr_id, uint8_t *rec, unsigned int field, uint
 	X(subscribe, 184, 8) X(type, 192, 16) X(trap_num, 208, 16) X(qpn, 224, 24) \
 	X(resp_time, 251, 5) X(producer, 264, 24)
 
-void path_record_encode(const struct path_record *r, uint8_t o[64])
+void path_record_encode(const struct path_record *r, uint8_t o[PATH_RECORD_SIZE])
 {
-	memset(o, 0, 64);
+	memset(o, 0, PATH_RECORD_SIZE);
 	PATH_RECORD(ENC_X, ENC_B)
 }
 
-void path_record_decode(const uint8_t in[64], struct path_record *r)
+void path_record_decode(const uint8_t in[PATH_RECORD_SIZE], struct path_record *r)
 {
 	memset(r, 0, sizeof(*r));
 	PATH_RECORD(DEC_X, DEC_B)
@@ -562,7 +479,7 @@ void mc_member_record_decode(const uint8_t in[MCR_SIZE], struct mc_member_record
 void sa_mft_record_encode(uint16_t lid, uint8_t position, uint16_t block,
 			  const uint16_t mask[32], uint8_t *out)
 {
-	memset(out, 0, 72);
+	memset(out, 0, MFT_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	SET(out, 16, 4, position);
 	SET(out, 23, 9, block);
@@ -585,7 +502,7 @@ void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struc
 {
 	uint8_t d[SMP_DATA_SIZE];
 
-	memset(out, 0, 108);
+	memset(out, 0, NODE_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	node_info_encode(ni, d);
 	memcpy(out + 4, d, 40);
@@ -595,7 +512,7 @@ void sa_node_record_encode(uint16_t lid, const struct node_info *ni, const struc
 void sa_port_info_record_encode(uint16_t lid, uint8_t port, const struct port_info *pi,
 				uint8_t *out)
 {
-	memset(out, 0, 68);
+	memset(out, 0, PORT_INFO_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	out[2] = port;
 	port_info_encode(pi, out + 4);
@@ -607,7 +524,7 @@ void sa_switch_info_record_encode(uint16_t lid, const struct switch_info *si, ui
 {
 	uint8_t d[SMP_DATA_SIZE];
 
-	memset(out, 0, 24);
+	memset(out, 0, SWITCH_INFO_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	switch_info_encode(si, d);
 	memcpy(out + 4, d, 20);
@@ -616,7 +533,7 @@ void sa_switch_info_record_encode(uint16_t lid, const struct switch_info *si, ui
 void sa_link_record_encode(uint16_t from_lid, uint8_t from_port, uint8_t to_port, uint16_t to_lid,
 			   uint8_t *out)
 {
-	memset(out, 0, 8);
+	memset(out, 0, LINK_RECORD_SIZE);
 	SET(out, 0, 16, from_lid);
 	out[2] = from_port;
 	out[3] = to_port;
@@ -625,7 +542,7 @@ void sa_link_record_encode(uint16_t from_lid, uint8_t from_port, uint8_t to_port
 
 void sa_lft_record_encode(uint16_t lid, uint16_t block, const struct lft_block *b, uint8_t *out)
 {
-	memset(out, 0, 72);
+	memset(out, 0, LFT_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	SET(out, 16, 16, block);
 	lft_block_encode(b, out + 8);
@@ -635,10 +552,10 @@ void sa_sm_info_record_encode(uint16_t lid, const struct sm_info *si, uint8_t *o
 {
 	uint8_t d[SMP_DATA_SIZE];
 
-	memset(out, 0, 25);
+	memset(out, 0, SM_INFO_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	sm_info_encode(si, d);
-	/* IBA 15.2.5.11: SM_Key is returned as 0 to unauthenticated requesters */
+	/* IBA 15.2.5.10: SM_Key is returned as 0 to unauthenticated requesters */
 	memset(d + 8, 0, 8);
 	memcpy(out + 4, d, 21);
 }
@@ -646,7 +563,7 @@ void sa_sm_info_record_encode(uint16_t lid, const struct sm_info *si, uint8_t *o
 void sa_sl2vl_record_encode(uint16_t lid, uint8_t in_port, uint8_t out_port, const uint8_t vl[16],
 			    uint8_t *out)
 {
-	memset(out, 0, 16);
+	memset(out, 0, SL2VL_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	out[2] = in_port;
 	out[3] = out_port;
@@ -658,7 +575,7 @@ void sa_sl2vl_record_encode(uint16_t lid, uint8_t in_port, uint8_t out_port, con
 void sa_vlarb_record_encode(uint16_t lid, uint8_t out_port, uint8_t block,
 			    const uint8_t table[64], uint8_t *out)
 {
-	memset(out, 0, 72);
+	memset(out, 0, VLARB_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	out[2] = out_port;
 	out[3] = block;
@@ -668,7 +585,7 @@ void sa_vlarb_record_encode(uint16_t lid, uint8_t out_port, uint8_t block,
 void sa_pkey_record_encode(uint16_t lid, uint16_t block, uint8_t port, const uint16_t pkeys[32],
 			   uint8_t *out)
 {
-	memset(out, 0, 72);
+	memset(out, 0, PKEY_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	SET(out, 16, 16, block);
 	out[4] = port;
@@ -679,16 +596,16 @@ void sa_pkey_record_encode(uint16_t lid, uint16_t block, uint8_t port, const uin
 void sa_guid_info_record_encode(uint16_t lid, uint8_t block, const uint64_t guids[8],
 				uint8_t *out)
 {
-	memset(out, 0, 72);
+	memset(out, 0, GUID_INFO_RECORD_SIZE);
 	SET(out, 0, 16, lid);
 	out[2] = block;
 	for (unsigned int i = 0; i < 8; i++)
 		SET(out, 64 + 64 * i, 64, guids[i]);
 }
 
-void class_port_info_encode(const struct class_port_info *c, uint8_t out[72])
+void class_port_info_encode(const struct class_port_info *c, uint8_t out[CLASS_PORT_INFO_SIZE])
 {
-	memset(out, 0, 72);
+	memset(out, 0, CLASS_PORT_INFO_SIZE);
 	out[0] = c->base_version;
 	out[1] = c->class_version;
 	SET(out, 16, 16, c->cap_mask);

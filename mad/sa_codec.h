@@ -17,6 +17,21 @@
 #define SA_CLASS_VERSION	2
 #define SA_HDR_SIZE		56	/* MAD 24 + RMPP 12 + SA 20 */
 #define SA_DATA_SIZE		200	/* record bytes per MAD or RMPP segment */
+
+/* Record sizes, bytes (IBA 15.2.5, each record's table) */
+#define NODE_RECORD_SIZE	108
+#define PORT_INFO_RECORD_SIZE	68
+#define SL2VL_RECORD_SIZE	16
+#define SWITCH_INFO_RECORD_SIZE	24
+#define LFT_RECORD_SIZE		72
+#define MFT_RECORD_SIZE		72
+#define VLARB_RECORD_SIZE	72
+#define SM_INFO_RECORD_SIZE	25
+#define PKEY_RECORD_SIZE	72
+#define LINK_RECORD_SIZE	8
+#define PATH_RECORD_SIZE	64
+#define GUID_INFO_RECORD_SIZE	72
+#define CLASS_PORT_INFO_SIZE	72	/* IBA 13.4.8.1 */
 #define RMPP_SEG_PAYLOAD	220	/* per-segment payload counted by PayloadLength */
 
 /* SA methods (IBA 15.2.2, table 186) */
@@ -152,8 +167,8 @@ struct path_record {
 #define SA_SELECTOR_EQ		2
 #define SA_SELECTOR_BEST	3
 
-void path_record_encode(const struct path_record *pr, uint8_t out[64]);
-void path_record_decode(const uint8_t in[64], struct path_record *pr);
+void path_record_encode(const struct path_record *pr, uint8_t out[PATH_RECORD_SIZE]);
+void path_record_decode(const uint8_t in[PATH_RECORD_SIZE], struct path_record *pr);
 
 /* MCMemberRecord (IBA 15.2.5.17, table 213) */
 struct mc_member_record {
@@ -266,7 +281,7 @@ struct class_port_info {
 	uint32_t cap_mask2;
 	uint8_t resp_time_value;
 };
-void class_port_info_encode(const struct class_port_info *c, uint8_t out[72]);
+void class_port_info_encode(const struct class_port_info *c, uint8_t out[CLASS_PORT_INFO_SIZE]);
 
 /* ServiceRecord (IBA 15.2.5.14, table 204): 176 bytes */
 #define SR_SIZE			176

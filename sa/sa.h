@@ -17,7 +17,7 @@
 struct sa;
 
 /* What the SA needs from its owner; the owner keeps it current */
-/* Another SM the master knows of: its SMInfoRecord (IBA 15.2.5.11) */
+/* Another SM the master knows of: its SMInfoRecord (IBA 15.2.5.10) */
 struct sa_sm {
 	uint16_t lid;
 	struct sm_info si;
