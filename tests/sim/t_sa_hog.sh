@@ -1,10 +1,11 @@
 #!/bin/bash
 # SA starvation (issue 12): one host opens 1100 NodeRecord GetTables and
-# keeps each transfer alive by ACKing its first segment, never more
+# tries to keep each transfer alive by ACKing its first segment, never more
 # (sa_hog.c). smd gives that port 16 transfers and refuses the rest
 # (ERR_NO_RESOURCES); meanwhile other hosts' queries are answered (saquery,
-# smctl sa) and smd's memory stays small; once the hog has gone its slots
-# are free again.
+# smctl sa) and smd's memory stays small; a repeated ACK is no progress, so
+# smd ends each transfer after 10 timeouts (RMPP ABORT, too many retries,
+# about 5.5 s), and once the hog has gone its slots are free again.
 . "$(dirname "$0")/common.sh"
 SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
@@ -46,7 +47,7 @@ check python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["sa_request
 assert r["received"] >= 1100 and r["refused"] >= 1084 and r["answered"] >= 16, r' "$tmp/st.json"
 "$SMCTL" --socket "$tmp/control" status 2>/dev/null | grep "^sa_requests:" || true
 check test "$rss1" -lt 65536
-# The hog is gone: its transfers end unanswered (5 s of retries at most),
+# The hog is gone: its transfers have ended (ABORT after 10 timeouts),
 # and its port's slots are free again
 for _ in $(seq 40); do
 	SIM_HOST=host-0003 sim_run "$SMCTL" sa nodes --count >"$tmp/after" 2>/dev/null || true
