@@ -2109,7 +2109,7 @@ static void kr_data(struct sa *sa, struct krecv *k, const struct sa_mad *m)
 	if (k->last_seg && k->seg_num == k->last_seg) {
 		k->complete = true;
 		kr_ack(sa, k);
-	} else if (k->seg_num == k->newwin) {
+	} else if (k->seg_num == k->newwin && !(k->mute_after && k->seg_num >= k->mute_after)) {
 		k->newwin += KR_WINDOW;
 		kr_ack(sa, k);
 	}
