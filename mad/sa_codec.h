@@ -85,8 +85,26 @@
 #define RMPP_FLAG_ACTIVE	0x01
 #define RMPP_FLAG_FIRST		0x02
 #define RMPP_FLAG_LAST		0x04
+#define RMPP_VERSION		1
+#define RMPP_RESP_TIME_NONE	0x1f	/* RRespTime: no time value given */
+/*
+ * RMPPStatus (IBA 13.6.2.1; the Linux kernel's include/rdma/ib_mad.h has the
+ * same numbers): 0 in DATA and ACK, RESX in a STOP, 118-127 in an ABORT
+ */
+#define RMPP_STATUS_OK		0
+#define RMPP_STATUS_RESX	1	/* STOP: resources exhausted */
 #define RMPP_STATUS_T2L		118	/* ABORT: total time too long */
-#define RMPP_STATUS_BAD_SEG	121	/* ABORT: segment number out of range */
+#define RMPP_STATUS_BAD_LEN	119	/* inconsistent Last and PayloadLength */
+#define RMPP_STATUS_BAD_SEG	120	/* inconsistent First and SegmentNumber */
+#define RMPP_STATUS_BADT	121	/* illegal RMPPType */
+#define RMPP_STATUS_W2S		122	/* NewWindowLast too small */
+#define RMPP_STATUS_S2B		123	/* SegmentNumber too big */
+#define RMPP_STATUS_BAD_STATUS	124	/* illegal status */
+#define RMPP_STATUS_UNV		125	/* unsupported RMPPVersion */
+#define RMPP_STATUS_TMR		126	/* too many retries */
+#define RMPP_STATUS_UNSPEC	127	/* unspecified */
+#define RMPP_STATUS_ABORT_MIN	RMPP_STATUS_T2L
+#define RMPP_STATUS_ABORT_MAX	RMPP_STATUS_UNSPEC
 
 struct rmpp_hdr {
 	uint8_t version;

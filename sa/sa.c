@@ -29,9 +29,19 @@
 #define SA_XFER_LIFE_US		30000000	/* a transfer ends after 30 s, ACKs or not */
 #define SA_PENDING_PER_PORT	2		/* SL2VL queries waiting for the fabric */
 #define SA_PENDING_MAX		32
+/*
+ * RMPP sender (IBA 13.6.3): the receiver's ACKs say how far it has the
+ * answer (SegmentNumber) and how far it takes it (NewWindowLast); every
+ * segment up to that goes out, none past it. A receiver may ACK only at
+ * the end of its window and at the last segment (Linux's mad_rmpp.c does:
+ * window 64), so nothing is resent on an ACK, only when the next one is
+ * RMPP_TIMEOUT_US late, and then the whole window again from its last ACK
+ * (a receiver holding later segments drops them, without an ACK, until the
+ * gap is filled). RMPP_RETRIES timeouts without progress: ABORT.
+ */
 #define RMPP_TIMEOUT_US		500000
 #define RMPP_RETRIES		10
-#define RMPP_WINDOW_MAX		16
+#define RMPP_BURST		64	/* segments of one transfer sent in one go */
 
 struct sa_xfer {
 	struct sa_xfer *next;
@@ -42,13 +52,14 @@ struct sa_xfer {
 	uint8_t *payload;
 	size_t len;
 	uint32_t nseg;
-	uint32_t acked;		/* segments the receiver confirmed */
-	uint32_t wlast;		/* the receiver's window: may send up to here */
-	uint32_t sent;		/* highest segment sent */
-	uint64_t deadline;
+	uint32_t acked;		/* the receiver's last ACK: it holds 1..acked */
+	uint32_t wlast;		/* its NewWindowLast: may send up to here */
+	uint32_t sent;		/* sent in this pass (a timeout goes back to acked) */
+	uint32_t top;		/* the highest segment ever sent: ACKs past it are bad */
+	uint64_t deadline;	/* no progress by then: resend, or give up */
 	uint64_t born;		/* when it started: SA_XFER_LIFE_US */
 	uint16_t owner;		/* the requesting port's base LID: its limits */
-	unsigned int retries;
+	unsigned int retries;	/* timeouts since the last progress */
 };
 
 /* An SL2VL query waiting for the tables it asked the fabric for */
@@ -458,11 +469,27 @@ static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
 	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, x->dlid, x->qpn);
 }
 
+/* The last segment the receiver's window lets out */
+static uint32_t xfer_end(const struct sa_xfer *x)
+{
+	return x->wlast < x->nseg ? x->wlast : x->nseg;
+}
+
+/*
+ * Send what the window allows and is not sent yet, RMPP_BURST at most now
+ * (the rest at the next sa_tick: a receiver's huge window must neither stall
+ * the loop nor flood the port). Sets the deadline when anything went out.
+ */
 static void xfer_pump(struct sa *sa, struct sa_xfer *x)
 {
-	while (x->sent < x->wlast && x->sent < x->nseg)
+	uint32_t end = xfer_end(x), n = 0;
+
+	for (; x->sent < end && n < RMPP_BURST; n++)
 		xfer_send_seg(sa, x, ++x->sent);
-	x->deadline = sa_now(sa) + RMPP_TIMEOUT_US;
+	if (x->sent > x->top)
+		x->top = x->sent;
+	if (n)
+		x->deadline = sa_now(sa) + RMPP_TIMEOUT_US;
 }
 
 /* IBA 13.6.3.3: the sender gives up, and says why */
@@ -470,10 +497,13 @@ static void xfer_abort(struct sa *sa, struct sa_xfer *x, uint8_t status)
 {
 	struct sa_mad m = x->hdr;
 
-	m.rmpp.version = 1;
+	m.rmpp.version = RMPP_VERSION;
 	m.rmpp.type = RMPP_TYPE_ABORT;
 	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.resp_time = RMPP_RESP_TIME_NONE;
 	m.rmpp.status = status;
+	m.rmpp.data1 = 0;
+	m.rmpp.data2 = 0;
 	memset(m.data, 0, SA_DATA_SIZE);
 	send_mad_len(sa, &m, SA_HDR_SIZE, x->dlid, x->qpn);
 }
@@ -491,7 +521,32 @@ static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
 		}
 }
 
-/* The open transfer this request retransmits (same requester and TID), or NULL */
+/*
+ * The transfer is over: done (the receiver ACKed the last segment) or not;
+ * then an ABORT says why (IBA 13.6.3.3), unless status is 0 (the receiver
+ * ended it, or shows no sign of being there)
+ */
+static void xfer_finish(struct sa *sa, struct sa_xfer *x, bool done, uint8_t status)
+{
+	if (!done)
+		log_debug("SA: RMPP to LID %u TID 0x%x ends at %u/%u segments%s (status %u)",
+			  x->dlid, (uint32_t)x->tid, x->acked, x->nseg, status ? ", ABORT" : "",
+			  status);
+	if (status)
+		xfer_abort(sa, x, status);
+	xfer_unlink(sa, x);
+	xfer_free(x);
+	if (done)
+		sa->stats.rmpp_done++;
+	else
+		sa->stats.rmpp_aborted++;
+}
+
+/*
+ * The open transfer of this requester and TID, or NULL. Match on the low 32
+ * TID bits: the high half belongs to whoever sent the MAD (the kernel's
+ * agent, or the simulator) and may differ.
+ */
 static struct sa_xfer *xfer_of(const struct sa *sa, const struct sa_mad *req,
 			       const struct mad_addr *from)
 {
@@ -500,6 +555,22 @@ static struct sa_xfer *xfer_of(const struct sa *sa, const struct sa_mad *req,
 		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
 			return x;
 	return NULL;
+}
+
+/*
+ * The request repeats one whose answer the receiver has begun to take (it
+ * ACKed): the requester's MAD layer timed out and sent it again (the Linux
+ * kernel does, with the same TID, while its RMPP receiver keeps the
+ * segments it has). The transfer goes on; starting it again would hand
+ * that receiver a segment 1 it ACKs with its old state, an ACK past
+ * anything sent (S2B).
+ */
+static bool xfer_underway(const struct sa *sa, const struct sa_mad *req,
+			  const struct mad_addr *from)
+{
+	const struct sa_xfer *x = xfer_of(sa, req, from);
+
+	return x && x->acked;
 }
 
 /*
@@ -528,16 +599,16 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 
 	uint16_t owner = sa_owner_of(sa, from->slid);
 
+	if (xfer_underway(sa, req, from))
+		return;
 	/*
-	 * A retransmitted request restarts its transfer: the old one counts
-	 * as given up, so that started - done - aborted stays what is open
+	 * A request repeated before segment 1 was ACKed (lost, or the ACK
+	 * was) starts its transfer again: the old one counts as given up, so
+	 * that started - done - aborted stays what is open
 	 */
 	x = xfer_of(sa, req, from);
-	if (x) {
-		xfer_unlink(sa, x);
-		xfer_free(x);
-		sa->stats.rmpp_aborted++;
-	}
+	if (x)
+		xfer_finish(sa, x, false, 0);
 	if (sa->nxfers >= SA_MAX_XFERS || sa->port_xfers[owner] >= lim_xfers(sa)) {
 		sa->stats.refused++;
 		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
@@ -579,58 +650,86 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	 * for. Receivers without RMPP never send one, and saquery-style
 	 * clients asking in bursts would otherwise hold their port's slots.
 	 */
-	if (x->nseg == 1 && x->sent == 1) {
-		xfer_unlink(sa, x);
-		xfer_free(x);
-		sa->stats.rmpp_done++;
+	if (x->nseg == 1 && x->sent == 1)
+		xfer_finish(sa, x, true, 0);
+}
+
+/*
+ * An ACK (IBA 13.6.3.2): the receiver holds segments 1..seg and takes them
+ * up to win. Bad ones end the transfer with the ABORT status the IBA gives
+ * them; old ones (overtaken by a later ACK) change nothing; a repeated one
+ * is no progress (a receiver that keeps ACKing the same segment, its window
+ * closed, still runs out of retries).
+ */
+static void xfer_ack(struct sa *sa, struct sa_xfer *x, const struct sa_mad *m)
+{
+	uint32_t seg = m->rmpp.data1, win = m->rmpp.data2;
+
+	if (m->rmpp.status != RMPP_STATUS_OK) {
+		xfer_finish(sa, x, false, RMPP_STATUS_BAD_STATUS);
+		return;
 	}
+	if (win < seg) {
+		xfer_finish(sa, x, false, RMPP_STATUS_W2S);
+		return;
+	}
+	/* Past the highest segment sent: past the window and the transfer too */
+	if (seg > x->top) {
+		xfer_finish(sa, x, false, RMPP_STATUS_S2B);
+		return;
+	}
+	if (seg < x->acked || win < x->wlast)
+		return;
+	if (seg > x->acked) {
+		x->acked = seg;
+		x->retries = 0;
+		x->deadline = sa_now(sa) + RMPP_TIMEOUT_US;
+	}
+	x->wlast = win;
+	if (x->acked == x->nseg) {
+		xfer_finish(sa, x, true, 0);
+		return;
+	}
+	/* A receiver that has more than this pass resent: on from there */
+	if (x->sent < x->acked)
+		x->sent = x->acked;
+	xfer_pump(sa, x);
 }
 
 static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
 {
-	struct sa_xfer *x;
+	struct sa_xfer *x = xfer_of(sa, m, from);
 
-	/*
-	 * Match on the low 32 TID bits: the high half belongs to whoever
-	 * sent the MAD (the kernel's agent, or the simulator) and may differ.
-	 */
-	for (x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
-		    (uint32_t)x->tid == (uint32_t)m->hdr.tid)
-			break;
-	log_debug("SA: RMPP type %u seg %u win %u from LID %u for TID 0x%x%s", m->rmpp.type,
-		  m->rmpp.data1, m->rmpp.data2, from->slid, (uint32_t)m->hdr.tid,
-		  x ? "" : " (no such transfer)");
-	if (!x)
-		return;
-	if (m->rmpp.type != RMPP_TYPE_ACK) {
-		/* STOP or ABORT from the receiver: give up (IBA 13.6.3.3) */
-		xfer_unlink(sa, x);
-		xfer_free(x);
-		sa->stats.rmpp_aborted++;
+	log_debug("SA: RMPP type %u status %u seg %u win %u from LID %u for TID 0x%x%s",
+		  m->rmpp.type, m->rmpp.status, m->rmpp.data1, m->rmpp.data2, from->slid,
+		  (uint32_t)m->hdr.tid, x ? "" : " (no such transfer)");
+	if (!x) {
+		/* Perhaps the sender of a request in segments gives up */
+		sa_multipath_control(sa, m, from);
 		return;
 	}
-	if (m->rmpp.data1 > x->nseg || m->rmpp.data1 > x->sent) {
-		/* An ACK for a segment never sent: the transfer is confused */
-		xfer_unlink(sa, x);
-		xfer_free(x);
-		sa->stats.rmpp_aborted++;
+	if (m->rmpp.version != RMPP_VERSION) {
+		xfer_finish(sa, x, false, RMPP_STATUS_UNV);
 		return;
 	}
-	if (m->rmpp.data1 >= x->acked) {
-		x->acked = m->rmpp.data1;
-		if (m->rmpp.data2 > x->wlast)
-			x->wlast = m->rmpp.data2 < x->acked + RMPP_WINDOW_MAX ?
-				   m->rmpp.data2 : x->acked + RMPP_WINDOW_MAX;
-		x->retries = 0;
+	switch (m->rmpp.type) {
+	case RMPP_TYPE_ACK:
+		xfer_ack(sa, x, m);
+		break;
+	case RMPP_TYPE_STOP:
+		/* The receiver stops it: resources exhausted is a STOP's one status */
+		xfer_finish(sa, x, false,
+			    m->rmpp.status == RMPP_STATUS_RESX ? 0 : RMPP_STATUS_BAD_STATUS);
+		break;
+	case RMPP_TYPE_ABORT:
+		xfer_finish(sa, x, false,
+			    m->rmpp.status >= RMPP_STATUS_ABORT_MIN &&
+			    m->rmpp.status <= RMPP_STATUS_ABORT_MAX ? 0 : RMPP_STATUS_BAD_STATUS);
+		break;
+	default:
+		xfer_finish(sa, x, false, RMPP_STATUS_BADT);
+		break;
 	}
-	if (x->acked == x->nseg) {
-		xfer_unlink(sa, x);
-		xfer_free(x);
-		sa->stats.rmpp_done++;
-		return;
-	}
-	xfer_pump(sa, x);
 }
 
 void sa_tick(struct sa *sa)
@@ -648,35 +747,56 @@ void sa_tick(struct sa *sa)
 		next = x->next;
 		/* However the receiver ACKs, a transfer has its time and no more */
 		if (now - x->born > SA_XFER_LIFE_US) {
-			log_debug("SA: RMPP to LID %u TID 0x%x: %u/%u segments after %u s, ending it",
-				  x->dlid, (uint32_t)x->tid, x->acked, x->nseg,
-				  SA_XFER_LIFE_US / 1000000);
-			xfer_abort(sa, x, RMPP_STATUS_T2L);
-			xfer_unlink(sa, x);
-			xfer_free(x);
-			sa->stats.rmpp_aborted++;
+			xfer_finish(sa, x, false, RMPP_STATUS_T2L);
+			continue;
+		}
+		/* The rest of a window wider than one burst */
+		if (x->sent < xfer_end(x)) {
+			xfer_pump(sa, x);
 			continue;
 		}
 		if (x->deadline > now)
 			continue;
+		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u, window %u (%u retries)",
+			  x->dlid, (uint32_t)x->tid, x->acked, x->nseg, x->wlast, x->retries);
 		/*
 		 * A receiver that never ACKed has no RMPP (a bare umad client,
-		 * as every client is under the simulator): retransmitting would
-		 * only land in whatever process next takes its QP. If it does
-		 * speak RMPP and segment 1 was lost, it asks again.
+		 * as every client is under the simulator): retransmitting, or an
+		 * ABORT, would only land in whatever process next takes its QP.
+		 * One that does speak RMPP and lost segment 1 (or its ACK) asks
+		 * again with the same TID, and the transfer starts again.
 		 */
-		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u (%u retries)", x->dlid,
-			  (uint32_t)x->tid, x->acked, x->nseg, x->retries);
-		if (++x->retries > RMPP_RETRIES || x->acked == 0) {
-			xfer_unlink(sa, x);
-			xfer_free(x);
-			sa->stats.rmpp_aborted++;
+		if (x->acked == 0) {
+			xfer_finish(sa, x, false, 0);
 			continue;
 		}
-		/* Resend the unacknowledged part of the window */
+		if (++x->retries > RMPP_RETRIES) {
+			xfer_finish(sa, x, false, RMPP_STATUS_TMR);
+			continue;
+		}
+		/* Go back: the window again from the last ACK, as far as it reaches */
 		x->sent = x->acked;
+		x->deadline = now + RMPP_TIMEOUT_US;
 		xfer_pump(sa, x);
 	}
+}
+
+int sa_next_timeout_ms(const struct sa *sa)
+{
+	uint64_t now, due = UINT64_MAX;
+
+	if (!sa->xfers)
+		return -1;
+	now = sa_now(sa);
+	for (const struct sa_xfer *x = sa->xfers; x; x = x->next) {
+		uint64_t d = x->sent < xfer_end(x) ? now : x->deadline;
+
+		if (x->born + SA_XFER_LIFE_US + 1 < d)
+			d = x->born + SA_XFER_LIFE_US + 1;
+		if (d < due)
+			due = d;
+	}
+	return due <= now ? 0 : (int)((due - now + 999) / 1000);
 }
 
 /* ---- record collection ---- */
@@ -1648,6 +1768,8 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 		answer_modify(sa, &req, from);
 		return;
 	}
+	if (req.hdr.method == SA_METHOD_GET_TABLE && xfer_underway(sa, &req, from))
+		return;		/* its answer is on its way (sa_send_table) */
 	if (req.hdr.method == SA_METHOD_GET_TABLE && xfers_full(sa, &req, from)) {
 		/* Refused now, not after the table is built (sa_send_table would) */
 		sa->stats.refused++;

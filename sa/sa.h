@@ -160,6 +160,12 @@ void sa_report_forward(struct sa *sa, const uint8_t *notice, size_t len, uint16_
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */
 void sa_tick(struct sa *sa);
+/*
+ * When sa_tick has RMPP work next: in ms (0: segments wait to go out now),
+ * -1 when no transfer is open. An owner whose loop wakes only for MADs
+ * arms a timer with it.
+ */
+int sa_next_timeout_ms(const struct sa *sa);
 const struct sa_stats *sa_stats(const struct sa *sa);
 /*
  * Fair input (sa_queue.c): sa_submit() queues one MAD as it is read

@@ -148,6 +148,8 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
  * GetMultiResp(PathRecord) through RMPP. Limits and stale transfers in tick.
  */
 void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+/* RMPP STOP/ABORT (or ACK) for no answer of ours: a request in segments may end */
+void sa_multipath_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from);
 void sa_multipath_tick(struct sa *sa);
 void sa_multipath_free(struct sa *sa);
 

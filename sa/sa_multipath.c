@@ -15,6 +15,15 @@
  * routes let them be, whatever IndependenceSelector says.
  * Limits: SA_RX_PER_PORT requests in reassembly per port, SA_RX_MAX in
  * all, SA_RX_SEGS segments each, SA_RX_LIFE_US to complete.
+ *
+ * The receiver takes what a Linux kernel sender (mad_rmpp.c) sends: segment
+ * 1 alone (its window is 1 until our first ACK), then up to the
+ * NewWindowLast we give, an ACK awaited at the window's end, the window
+ * again from our last ACK after 2 s without one. Every segment in order is
+ * ACKed (any sender takes that), the window never shrinks (a kernel sender
+ * ignores an ACK whose window is below the last one, the final ACK too), a
+ * repeated segment is answered with where we are, and segment 1 again
+ * while we hold the request is such a repeat, not a new request.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -39,6 +48,7 @@ struct sa_rx {
 	uint8_t *buf;
 	size_t len;
 	uint32_t expect;		/* the next segment in order */
+	uint32_t wlast;			/* the NewWindowLast we gave */
 	uint64_t born;
 };
 
@@ -96,16 +106,59 @@ static void rx_ack(struct sa *sa, const struct sa_mad *seg, const struct mad_add
 
 	ack.hdr.method ^= MAD_METHOD_RESP_BIT;
 	ack.hdr.status = 0;
-	ack.rmpp.version = 1;
+	ack.rmpp.version = RMPP_VERSION;
 	ack.rmpp.type = RMPP_TYPE_ACK;
 	ack.rmpp.flags = RMPP_FLAG_ACTIVE;
-	ack.rmpp.resp_time = 0x1f;
-	ack.rmpp.status = 0;
+	ack.rmpp.resp_time = RMPP_RESP_TIME_NONE;
+	ack.rmpp.status = RMPP_STATUS_OK;
 	ack.rmpp.data1 = segnum;
 	ack.rmpp.data2 = wlast;
 	memset(ack.data, 0, sizeof(ack.data));
 	if (sa_mad_encode(&ack, buf) == 0)
 		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from->slid, from->qpn);
+}
+
+/* IBA 13.6.3.3: the receiver gives up on a sender's transfer, and says why */
+static void rx_abort(struct sa *sa, const struct sa_mad *seg, const struct mad_addr *from,
+		     uint8_t status)
+{
+	struct sa_mad m = *seg;
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.method ^= MAD_METHOD_RESP_BIT;
+	m.hdr.status = 0;
+	m.rmpp.version = RMPP_VERSION;
+	m.rmpp.type = RMPP_TYPE_ABORT;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.resp_time = RMPP_RESP_TIME_NONE;
+	m.rmpp.status = status;
+	m.rmpp.data1 = 0;
+	m.rmpp.data2 = 0;
+	memset(m.data, 0, sizeof(m.data));
+	if (sa_mad_encode(&m, buf) == 0)
+		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from->slid, from->qpn);
+}
+
+/* The request in reassembly from this sender with this TID (low 32 bits), or NULL */
+static struct sa_rx *rx_of(const struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
+{
+	for (struct sa_rx *x = sa->rx; x; x = x->next)
+		if (x->slid == from->slid && x->qpn == from->qpn && x->tid == (uint32_t)m->hdr.tid)
+			return x;
+	return NULL;
+}
+
+void sa_multipath_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
+{
+	struct sa_rx *x = rx_of(sa, m, from);
+
+	/* The sender stops or gives up (IBA 13.6.3.3): so do we */
+	if (x && (m->rmpp.type == RMPP_TYPE_STOP || m->rmpp.type == RMPP_TYPE_ABORT)) {
+		log_debug("SA: GetMulti from LID %u TID 0x%x: the sender ends it (%u, status %u)",
+			  x->slid, x->tid, m->rmpp.type, m->rmpp.status);
+		rx_unlink(sa, x);
+		rx_free(x);
+	}
 }
 
 /* The PathRecord query the MultiPathRecord's fixed part asks for (component bits mapped) */
@@ -232,26 +285,31 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 {
 	struct sa_rx *x;
 	unsigned int mine = 0;
+	uint32_t seg = req->rmpp.data1;
+	bool first = req->rmpp.flags & RMPP_FLAG_FIRST;
 
 	if (!(req->rmpp.flags & RMPP_FLAG_ACTIVE)) {
 		/* All of it in one MAD, no RMPP */
 		mpr_answer(sa, req, from, req->data, SA_DATA_SIZE);
 		return;
 	}
-	/* Match on the low 32 TID bits (the high half is the sender's MAD layer's) */
-	for (x = sa->rx; x; x = x->next) {
-		if (x->slid == from->slid && x->qpn == from->qpn &&
-		    x->tid == (uint32_t)req->hdr.tid)
-			break;
-		mine += x->slid == from->slid;
-	}
-	if (req->rmpp.data1 == 1 && (req->rmpp.flags & RMPP_FLAG_FIRST)) {
-		/* A request (again) from its start */
+	x = rx_of(sa, req, from);
+	if (req->rmpp.version != RMPP_VERSION || first != (seg == 1)) {
+		/* IBA 13.6.3.3: UNV; First set exactly on segment 1, else BAD_SEG */
+		rx_abort(sa, req, from, req->rmpp.version != RMPP_VERSION ? RMPP_STATUS_UNV :
+				       RMPP_STATUS_BAD_SEG);
 		if (x) {
 			rx_unlink(sa, x);
 			rx_free(x);
 		}
-		if (sa->nrx >= SA_RX_MAX || mine >= SA_RX_PER_PORT) {
+		return;
+	}
+	if (!x && seg == 1) {
+		/* A new request; longer than we take (PayloadLength: all segments' bytes)? */
+		for (struct sa_rx *o = sa->rx; o; o = o->next)
+			mine += o->slid == from->slid;
+		if (sa->nrx >= SA_RX_MAX || mine >= SA_RX_PER_PORT ||
+		    req->rmpp.data2 > SA_RX_SEGS * RMPP_SEG_PAYLOAD) {
 			sa->stats.refused++;
 			sa_respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 			return;
@@ -270,6 +328,7 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 		x->tid = (uint32_t)req->hdr.tid;
 		x->first = *req;
 		x->expect = 1;
+		x->wlast = 1;		/* a sender's window before our first ACK */
 		x->born = sa_clock(sa);
 		x->next = sa->rx;
 		sa->rx = x;
@@ -277,10 +336,12 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 	}
 	if (!x)
 		return;		/* a segment of nothing we know: dropped */
-	if (req->rmpp.data1 != x->expect) {
-		/* Out of order: say what we have (IBA 13.6.3.2) */
+	if (seg > x->wlast)
+		return;		/* past the window we gave: dropped, as IBA 13.6.3.2 lets us */
+	if (seg != x->expect) {
+		/* Repeated (the sender went back: an ACK was lost) or a gap: where we are */
 		if (x->expect > 1)
-			rx_ack(sa, req, from, x->expect - 1, x->expect - 1 + SA_RX_WINDOW);
+			rx_ack(sa, req, from, x->expect - 1, x->wlast);
 		return;
 	}
 	if (x->expect > SA_RX_SEGS) {
@@ -297,12 +358,14 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 
 		if (last < SA_DATA_SIZE)
 			x->len -= SA_DATA_SIZE - last;
-		rx_ack(sa, req, from, x->expect, x->expect);
+		rx_ack(sa, req, from, x->expect, x->wlast > x->expect ? x->wlast : x->expect);
 		rx_unlink(sa, x);
 		mpr_answer(sa, &x->first, from, x->buf, x->len);
 		rx_free(x);
 		return;
 	}
-	rx_ack(sa, req, from, x->expect, x->expect + SA_RX_WINDOW);
+	if (x->expect + SA_RX_WINDOW > x->wlast)
+		x->wlast = x->expect + SA_RX_WINDOW;
+	rx_ack(sa, req, from, x->expect, x->wlast);
 	x->expect++;
 }

@@ -251,15 +251,21 @@ static void arm_trap_due(struct loop *lp)
 		arm_timer(lp, due > now ? due - now : 0);
 }
 
-/* The transaction layer's next deadline, when no poll timer looks anyway */
+/*
+ * The transaction layer's next deadline, or the SA's (RMPP resends and
+ * ends), when no poll timer looks anyway
+ */
 static void arm_txn_timer(struct loop *lp)
 {
-	int ms;
+	int ms, sa_ms;
 	uint64_t now;
 
 	if (!lp->txn_timer)
 		return;
 	ms = txn_next_timeout_ms(lp->smd->txn);
+	sa_ms = lp->smd->sa ? sa_next_timeout_ms(lp->smd->sa) : -1;
+	if (sa_ms >= 0 && (ms < 0 || sa_ms < ms))
+		ms = sa_ms;
 	if (ms < 0) {
 		sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
 		return;
@@ -780,6 +786,9 @@ static void loop_pump(struct loop *lp)
 		txn_dispatch(smd->txn);
 		sa_answer(lp);
 		sa_tick(smd->sa);
+		/* RMPP segments a receiver's window lets out, past one burst */
+		if (sa_next_timeout_ms(smd->sa) == 0)
+			loop_kick(lp);
 		if (!round_advance(lp))
 			break;
 		if (txn_now_us() - t0 > LOOP_SLICE_US) {
@@ -846,7 +855,7 @@ static int on_txn_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct loop *lp = userdata;
 
-	lp->what = "SMP deadline";
+	lp->what = "SMP or SA deadline";
 	loop_pump(lp);
 	return 0;
 }

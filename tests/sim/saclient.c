@@ -10,7 +10,26 @@
  * per segment), and a GetMulti request longer than one MAD is sent as RMPP
  * DATA segments, each waiting for its ACK.
  *
- *   saclient [--issm] [--smkey K] [--timeout MS] [--not-sim] VERB [key=value...] [\; ...]
+ * --rmpp kernel receives RMPP as the Linux kernel's receiver does
+ * (drivers/infiniband/core/mad_rmpp.c; its behaviour, written here from
+ * the IBA's terms): segment 1 starts a transfer and is ACKed with
+ * NewWindowLast 1 + W (W = --window, 64 as the kernel's default receive
+ * queue of 512 gives); then the only ACKs are for the segment that makes
+ * the segments held in order reach NewWindowLast (which then moves on by
+ * W) and for the last one; a segment past NewWindowLast is dropped; one
+ * held but not yet ACKed is dropped again, silently; one at or below the
+ * last ACK, or any once the transfer is complete (for as long as this
+ * process runs, as the kernel keeps a complete transfer 10 s), is ACKed
+ * again with the current state; segments out of order are held until the
+ * gap is filled; DATA of a transfer it does not know is dropped. Each
+ * transfer prints a line "rmpp tid=.. segments=N unique=N acks=N
+ * past_window=N dropped_held=N reacked=N complete=0|1 abort=STATUS ms=T" (T:
+ * from the request to the end).
+ * --stop-after N: no ACK once N segments are held in order (a receiver
+ * that stops ACKing; with either mode), waiting for the sender's ABORT.
+ *
+ *   saclient [--issm] [--smkey K] [--timeout MS] [--not-sim] [--rmpp every|kernel]
+ *            [--window W] [--stop-after N] VERB [key=value...] [\; ...]
  *
  * VERBs (one output line each, key=value pairs; status=0x.... on failure):
  *   cpi                       ClassPortInfo capability masks
@@ -30,6 +49,8 @@
  *   pir [lid=] [capmask=] [capmask2=]   PortInfoRecords (LID/port, capmask)
  *   nr portguid=              the NodeRecord of a port GUID (Get, no LID)
  *   vlarb lid= [port=] [block=] / sl2vl lid= [in=] [out=]
+ *   table attr=ID             any GetTable, all records: one line per record
+ *                             "rec i=N lost=0xWORDS hex=(its first 32 bytes)"
  * --issm holds issm open: ibsim hands unsolicited MADs (Reports) only to
  * such a client (tests/sim/README.md).
  */
@@ -96,7 +117,11 @@ static struct {
 	uint32_t tid;
 	uint64_t smkey;
 	int timeout_ms;
-} P = { .timeout_ms = 1000, .issm = -1 };
+	double sent_ms;		/* when the last request went out */
+	bool kernel;		/* --rmpp kernel */
+	uint32_t window;	/* its W */
+	uint32_t stop_after;	/* --stop-after: no ACK once this many are held (0: none) */
+} P = { .timeout_ms = 1000, .issm = -1, .window = 64 };
 
 static volatile sig_atomic_t stop;
 static void on_signal(int s) { (void)s; stop = 1; }
@@ -152,6 +177,8 @@ static int send_mad(const uint8_t *mad, unsigned dlid, uint32_t qpn)
 	return umad_send(P.portid, P.agent, buf, MAD_SIZE, 0, 0) < 0 ? -1 : 0;
 }
 
+static bool kr_done_reack(const uint8_t *mad);
+
 /* One MAD, waiting at most ms; its source LID and QP; 0 or -1 */
 static int recv_mad(uint8_t *mad, double ms, unsigned *slid, uint32_t *sqp)
 {
@@ -169,6 +196,8 @@ static int recv_mad(uint8_t *mad, double ms, unsigned *slid, uint32_t *sqp)
 		if (umad_status(buf))
 			continue;
 		memcpy(mad, umad_get_mad(buf), MAD_SIZE);
+		if (kr_done_reack(mad))
+			continue;
 		if (slid)
 			*slid = ntohs(umad_get_mad_addr(buf)->lid);
 		if (sqp)
@@ -234,6 +263,8 @@ struct answer {
 	size_t len, rsize;
 };
 
+static int last_abort;
+
 static int rmpp_receive(const uint8_t *first, uint32_t tid, struct answer *a)
 {
 	uint8_t mad[MAD_SIZE];
@@ -261,7 +292,8 @@ static int rmpp_receive(const uint8_t *first, uint32_t tid, struct answer *a)
 			ack[26] = RMPP_ACTIVE;
 			put32(ack + 28, seg);
 			put32(ack + 32, seg + WINDOW);
-			send_mad(ack, P.sm_lid, 1);
+			if (!P.stop_after || seg < P.stop_after)
+				send_mad(ack, P.sm_lid, 1);
 			if (mad[26] & RMPP_LAST) {
 				uint32_t pay = get32(mad + 32);
 
@@ -271,6 +303,7 @@ static int rmpp_receive(const uint8_t *first, uint32_t tid, struct answer *a)
 			}
 			expect++;
 		} else if (mad[25] == 3 || mad[25] == 4) {
+			last_abort = mad[27];
 			return -1;	/* STOP, ABORT */
 		}
 		deadline = now_ms() + P.timeout_ms;
@@ -287,6 +320,206 @@ static int rmpp_receive(const uint8_t *first, uint32_t tid, struct answer *a)
 	}
 }
 
+/* ---- RMPP as the Linux kernel receives it (--rmpp kernel) ---- */
+
+#define KR_MAX_SEGS	(1u << 17)	/* 26 MB: far more than any table here */
+#define KR_DONE_MAX	16
+
+/* last_abort: the RMPPStatus of the last ABORT (or STOP) received, -1: none */
+
+/* Complete transfers: their DATA is ACKed again, as long as we run */
+static struct {
+	uint32_t tid, seg_num, newwin;
+	bool used;
+} kr_done[KR_DONE_MAX];
+static unsigned kr_done_next;
+
+/* The ACK of a DATA segment (IBA 13.6.3.2): its headers, response bit flipped */
+static void kr_send_ack(const uint8_t *data, uint32_t seg, uint32_t win)
+{
+	uint8_t ack[MAD_SIZE];
+
+	memset(ack, 0, sizeof(ack));
+	memcpy(ack, data, SA_DATA_OFF);
+	ack[3] ^= M_RESP;
+	ack[25] = RMPP_ACK;
+	ack[26] = (uint8_t)((ack[26] & 0xf8) | RMPP_ACTIVE);
+	put32(ack + 28, seg);
+	put32(ack + 32, win);
+	send_mad(ack, P.sm_lid, 1);
+}
+
+static bool kr_done_reack(const uint8_t *mad)
+{
+	if (!P.kernel || mad[1] != CLASS_SA || !(mad[3] & M_RESP) || !(mad[26] & RMPP_ACTIVE) ||
+	    mad[25] != RMPP_DATA)
+		return false;
+	for (unsigned i = 0; i < KR_DONE_MAX; i++)
+		if (kr_done[i].used && kr_done[i].tid == (uint32_t)get64(mad + 8)) {
+			if (!P.stop_after || kr_done[i].seg_num < P.stop_after)
+				kr_send_ack(mad, kr_done[i].seg_num, kr_done[i].newwin);
+			return true;
+		}
+	return false;
+}
+
+struct krx {
+	uint32_t seg_num;		/* held in order: 1..seg_num */
+	uint32_t newwin, last_ack, last_seg, last_pay;
+	bool complete;
+	uint8_t *held;
+	uint32_t cap;			/* segments room is made for */
+	unsigned segments, unique, acks, past_window, dropped_held, reacked;
+};
+
+/* A receiver that stopped ACKing (its window stays where the sender saw it last) */
+static bool kr_muted(const struct krx *k)
+{
+	return P.stop_after && k->seg_num >= P.stop_after;
+}
+
+static void kr_ack(struct krx *k, const uint8_t *data)
+{
+	if (kr_muted(k))
+		return;
+	k->last_ack = k->seg_num;
+	k->acks++;
+	kr_send_ack(data, k->seg_num, k->newwin);
+}
+
+/* Segment n arrived: hold it (room for it in a->data and k->held); false: no room */
+static bool kr_hold(struct krx *k, struct answer *a, uint32_t n, const uint8_t *mad)
+{
+	if (n > k->cap) {
+		uint32_t cap = k->cap ? k->cap : 64;
+
+		while (cap < n)
+			cap *= 2;
+		k->held = realloc(k->held, cap);
+		a->data = realloc(a->data, (size_t)cap * SA_DATA_LEN);
+		if (!k->held || !a->data)
+			exit(3);
+		memset(k->held + k->cap, 0, cap - k->cap);
+		k->cap = cap;
+	}
+	k->held[n - 1] = 1;
+	k->unique++;
+	memcpy(a->data + (size_t)(n - 1) * SA_DATA_LEN, mad + SA_DATA_OFF, SA_DATA_LEN);
+	if (mad[26] & RMPP_LAST) {
+		k->last_seg = n;
+		k->last_pay = get32(mad + 32);
+	}
+	return true;
+}
+
+static void kr_data(struct krx *k, struct answer *a, const uint8_t *mad)
+{
+	uint32_t n = get32(mad + 28);
+
+	k->segments++;
+	if (!k->seg_num) {
+		/* Only segment 1, marked First, starts a transfer */
+		if (n != 1 || !(mad[26] & RMPP_FIRST))
+			return;
+		kr_hold(k, a, 1, mad);
+		k->seg_num = 1;
+		k->newwin = 1;
+		if (mad[26] & RMPP_LAST)
+			k->complete = true;
+		else
+			k->newwin += P.window;
+		kr_ack(k, mad);
+		return;
+	}
+	if (n == 0 || n > KR_MAX_SEGS)
+		return;
+	if (n > k->newwin) {
+		k->past_window++;
+		return;
+	}
+	if (n <= k->last_ack || k->complete) {
+		k->reacked++;
+		kr_ack(k, mad);
+		return;
+	}
+	if (n <= k->cap && k->held[n - 1]) {
+		k->dropped_held++;
+		return;
+	}
+	kr_hold(k, a, n, mad);
+	if (n != k->seg_num + 1)
+		return;
+	while (k->seg_num < k->cap && k->held[k->seg_num])
+		k->seg_num++;
+	if (k->last_seg && k->seg_num == k->last_seg) {
+		k->complete = true;
+		kr_ack(k, mad);
+	} else if (k->seg_num == k->newwin && !kr_muted(k)) {
+		k->newwin += P.window;
+		kr_ack(k, mad);
+	}
+}
+
+static int rmpp_receive_kernel(const uint8_t *first, uint32_t tid, struct answer *a)
+{
+	struct krx k = { 0 };
+	uint8_t mad[MAD_SIZE];
+	int abort = -1;
+
+	memcpy(mad, first, MAD_SIZE);
+	for (;;) {
+		double deadline;
+
+		if (mad[25] == RMPP_DATA) {
+			kr_data(&k, a, mad);
+		} else if (mad[25] == 3 || mad[25] == 4) {
+			abort = mad[27];	/* STOP, ABORT */
+			break;
+		}
+		if (k.complete)
+			break;
+		deadline = now_ms() + P.timeout_ms;
+		for (;;) {
+			if (recv_mad(mad, deadline - now_ms(), NULL, NULL) < 0)
+				goto out;
+			if (is_report(mad)) {
+				report_print(mad, 0, 0, false);
+				continue;
+			}
+			if ((uint32_t)get64(mad + 8) == tid && (mad[3] & M_RESP) &&
+			    (mad[26] & RMPP_ACTIVE))
+				break;
+		}
+	}
+out:
+	last_abort = abort;
+	if (k.complete) {
+		uint32_t pay = k.last_pay;
+
+		a->len = (size_t)k.seg_num * SA_DATA_LEN;
+		if (pay >= 20 && pay - 20 <= SA_DATA_LEN)
+			a->len -= SA_DATA_LEN - (pay - 20);
+		kr_done[kr_done_next].tid = tid;
+		kr_done[kr_done_next].seg_num = k.seg_num;
+		kr_done[kr_done_next].newwin = k.newwin;
+		kr_done[kr_done_next].used = true;
+		kr_done_next = (kr_done_next + 1) % KR_DONE_MAX;
+	}
+	printf("rmpp tid=0x%08x segments=%u unique=%u acks=%u past_window=%u dropped_held=%u "
+	       "reacked=%u held=%u complete=%d abort=%d ms=%.0f\n", tid, k.segments, k.unique,
+	       k.acks, k.past_window, k.dropped_held, k.reacked, k.seg_num, k.complete, abort,
+	       now_ms() - P.sent_ms);
+	fflush(stdout);
+	free(k.held);
+	return k.complete ? 0 : -1;
+}
+
+/* The answer's RMPP transfer, received the way --rmpp says */
+static int rmpp_recv_any(const uint8_t *first, uint32_t tid, struct answer *a)
+{
+	return P.kernel ? rmpp_receive_kernel(first, tid, a) : rmpp_receive(first, tid, a);
+}
+
 static int txn(uint8_t *req, struct answer *a)
 {
 	memset(a, 0, sizeof(*a));
@@ -296,6 +529,7 @@ static int txn(uint8_t *req, struct answer *a)
 		uint8_t mad[MAD_SIZE];
 
 		put64(req + 8, tid);
+		P.sent_ms = now_ms();
 		send_mad(req, P.sm_lid, 1);
 		while (recv_mad(mad, deadline - now_ms(), NULL, NULL) == 0) {
 			if (is_report(mad)) {
@@ -310,8 +544,12 @@ static int txn(uint8_t *req, struct answer *a)
 			memcpy(a->first, mad, MAD_SIZE);
 			a->status = get16(mad + 4);
 			a->rsize = get16(mad + 44) * 8u;
+			/* The kernel drops DATA of a transfer it has not seen begin */
+			if (P.kernel && (mad[26] & RMPP_ACTIVE) && mad[25] == RMPP_DATA &&
+			    (get32(mad + 28) != 1 || !(mad[26] & RMPP_FIRST)))
+				continue;
 			if (!a->status && (mad[26] & RMPP_ACTIVE))
-				return rmpp_receive(mad, tid, a) < 0 ? -1 : 0;
+				return rmpp_recv_any(mad, tid, a) < 0 ? -1 : 0;
 			/* One MAD, one record (Get, Set and Delete answers) */
 			a->data = malloc(SA_DATA_LEN);
 			memcpy(a->data, mad + SA_DATA_OFF, SA_DATA_LEN);
@@ -769,6 +1007,7 @@ static int v_mpath(const struct kv *o)
 		len = sizeof(rec);
 	header(m, M_GETMULTI, A_MPR, tid, mask);
 	/* The request direction of a double-sided RMPP transfer (IBA 13.6.2) */
+	P.sent_ms = now_ms();
 	if (rmpp_send(m, rec, len, tid) < 0) {
 		printf("mpath request_not_acked=1\n");
 		return 1;
@@ -783,7 +1022,7 @@ static int v_mpath(const struct kv *o)
 		printf("mpath method=0x%02x attr=0x%04x segs=%u\n", m[3], get16(m + 16),
 		       (m[26] & RMPP_LAST) ? 1 : 0);
 		a.rsize = get16(m + 44) * 8u;
-		if (rmpp_receive(m, tid, &a) < 0)
+		if (rmpp_recv_any(m, tid, &a) < 0)
 			return fail("mpath", &a, -1);
 		for (size_t i = 0; a.rsize && i < a.len / a.rsize; i++) {
 			unsigned w = lost_words(i * a.rsize, a.rsize);
@@ -953,6 +1192,39 @@ static int v_tables(const char *verb, const struct kv *o)
 	return 0;
 }
 
+/* Any GetTable, every record: its first 32 bytes in hex, the words umad2sim lost */
+static int v_table(const struct kv *o)
+{
+	uint8_t m[MAD_SIZE];
+	unsigned attr = (unsigned)num(o, "attr", 0);
+	struct answer a;
+	size_t n;
+	int rc;
+
+	header(m, M_GETTABLE, attr, 0, 0);
+	last_abort = -1;
+	rc = txn(m, &a);
+	if (rc < 0 && last_abort >= 0) {
+		printf("table attr=0x%04x abort=%d\n", attr, last_abort);
+		free(a.data);
+		return 1;
+	}
+	if (rc < 0 || a.status)
+		return fail("table", &a, rc);
+	n = a.rsize ? a.len / a.rsize : 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *r = a.data + i * a.rsize;
+
+		printf("rec i=%zu lost=0x%04x hex=", i, lost_words(i * a.rsize, a.rsize));
+		for (size_t b = 0; b < 32 && b < a.rsize; b++)
+			printf("%02x", r[b]);
+		printf("\n");
+	}
+	printf("table attr=0x%04x records=%zu\n", attr, n);
+	free(a.data);
+	return 0;
+}
+
 static int run(int argc, char **argv)
 {
 	const char *verb = argv[0];
@@ -994,6 +1266,8 @@ static int run(int argc, char **argv)
 		r = v_nr(&o);
 	else if (!strcmp(verb, "vlarb") || !strcmp(verb, "sl2vl"))
 		r = v_tables(verb, &o);
+	else if (!strcmp(verb, "table"))
+		r = v_table(&o);
 	else if (!strcmp(verb, "sleep"))
 		r = (usleep((useconds_t)(num(&o, "ms", 100) * 1000)), 0);
 	else {
@@ -1022,6 +1296,12 @@ int main(int argc, char **argv)
 			sim_lossy = false;
 		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
 			P.timeout_ms = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--rmpp") && i + 1 < argc)
+			P.kernel = !strcmp(argv[++i], "kernel");
+		else if (!strcmp(argv[i], "--window") && i + 1 < argc)
+			P.window = (uint32_t)strtoul(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--stop-after") && i + 1 < argc)
+			P.stop_after = (uint32_t)strtoul(argv[++i], NULL, 0);
 		else {
 			fprintf(stderr, "usage: see the comment at the top of saclient.c\n");
 			return 2;

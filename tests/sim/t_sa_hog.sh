@@ -1,11 +1,12 @@
 #!/bin/bash
 # SA starvation (issue 12): one host opens 1100 NodeRecord GetTables and
-# keeps each transfer alive by ACKing its first segment, never more
+# tries to keep each transfer alive by ACKing its first segment, never more
 # (sa_hog.c). smd gives that port 16 transfers and refuses the rest
 # (ERR_NO_RESOURCES) or, when the hog outruns it, drops them as read;
-# meanwhile other hosts' queries are answered (saquery,
-# smctl sa) and smd's memory stays small; once the hog has gone its slots
-# are free again.
+# meanwhile other hosts' queries are answered (saquery, smctl sa) and smd's
+# memory stays small; a repeated ACK is no progress, so smd ends each
+# transfer after 10 timeouts (RMPP ABORT, too many retries, about 5.5 s),
+# and once the hog has gone its slots are free again.
 . "$(dirname "$0")/common.sh"
 SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
@@ -50,6 +51,7 @@ check test "$(hogv sent)" = 1100
 check test "$(hogv other_status)" = 0
 check test "$(hogv most_alive)" -le 16
 check test "$(hogv first_segments)" -ge 16
+check test "$(hogv aborts)" -le "$(hogv first_segments)"
 # smctl status counts them: each of the hog's requests answered with a
 # transfer, refused, or dropped unanswered as read (no other client here
 # sends anything malformed or fills its queue)
@@ -62,7 +64,7 @@ assert r["received"] + r["dropped"] >= 1100 and r["refused"] >= nores, r
 assert r["answered"] >= first, r' "$tmp/st.json" "$(hogv first_segments)" "$(hogv no_resources)"
 "$SMCTL" --socket "$tmp/control" status 2>/dev/null | grep "^sa_requests:" || true
 check test "$rss1" -lt 65536
-# The hog is gone: its transfers end unanswered (5 s of retries at most),
+# The hog is gone: its transfers have ended (ABORT after 10 timeouts),
 # and its port's slots are free again
 for _ in $(seq 40); do
 	SIM_HOST=host-0003 sim_run "$SMCTL" sa nodes --count >"$tmp/after" 2>/dev/null || true

@@ -15,7 +15,9 @@
  * SMP taking the block now, later or never), and MultiPathRecord requests
  * sent as chains of RMPP DATA segments, whole, cut short, repeated,
  * reordered or mutated. What the SA sends must stay well-formed and go
- * only to the port that asked (Reports: to a port that subscribed); the
+ * only to the port that asked (Reports: to a port that subscribed), no RMPP
+ * segment past the windows its receiver gave, no ABORT without an ABORT
+ * status; the
  * limits per port and for all must hold at every step; every transfer must
  * be gone once its lifetime has passed. The run counts what each of those
  * handlers answered with success, and fails when the corpus no longer
@@ -114,6 +116,46 @@ struct seen_xfer {
 };
 static struct seen_xfer open_x[OPEN_MAX];
 static size_t nopen;
+
+/*
+ * The highest NewWindowLast each transfer's receiver sent (any ACK it fed,
+ * good or bad): the SA may send no segment past it, nor past segment 1
+ * before any (IBA 13.6.3.1). Open addressing; when half full it starts
+ * afresh and from then on a transfer it does not know is not judged.
+ */
+#define WIN_SLOTS 65536
+static struct win_seen {
+	bool used;
+	uint16_t dlid;
+	uint32_t qpn, tid, win;
+} wins[WIN_SLOTS];
+static size_t nwins;
+static bool wins_reset;
+
+static struct win_seen *win_slot(uint16_t dlid, uint32_t qpn, uint32_t tid, bool add)
+{
+	size_t h = ((size_t)tid * 2654435761u ^ (size_t)dlid * 40503u ^ qpn) % WIN_SLOTS;
+
+	for (;; h = (h + 1) % WIN_SLOTS) {
+		struct win_seen *w = &wins[h];
+
+		if (w->used && w->dlid == dlid && w->qpn == qpn && w->tid == tid)
+			return w;
+		if (!w->used) {
+			if (!add)
+				return NULL;
+			if (nwins >= WIN_SLOTS / 2) {
+				memset(wins, 0, sizeof(wins));
+				nwins = 0;
+				wins_reset = true;
+				return win_slot(dlid, qpn, tid, add);
+			}
+			*w = (struct win_seen){ .used = true, .dlid = dlid, .qpn = qpn, .tid = tid };
+			nwins++;
+			return w;
+		}
+	}
+}
 
 /* TIDs each client used (low 32 bits): the SA may answer a client only with its own */
 #define TIDS_MAX 4096
@@ -360,11 +402,22 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 		return 0;
 	if (m.rmpp.type == RMPP_TYPE_ABORT) {
 		st.aborts_sent++;
+		CHECK_MSG(m.rmpp.status >= RMPP_STATUS_ABORT_MIN &&
+			  m.rmpp.status <= RMPP_STATUS_ABORT_MAX && len == SA_HDR_SIZE,
+			  "an ABORT with status %u, %zu bytes", m.rmpp.status, len);
 		return 0;
 	}
 	CHECK_MSG(m.rmpp.type == RMPP_TYPE_DATA, "RMPP type %u from a sender", m.rmpp.type);
 	st.segments++;
 	CHECK_MSG(m.rmpp.data1 >= 1, "segment number 0");
+	{
+		const struct win_seen *w = win_slot(dlid, qpn, (uint32_t)m.hdr.tid, false);
+
+		if (w || !wins_reset)
+			CHECK_MSG(m.rmpp.data1 <= (w && w->win > 1 ? w->win : 1),
+				  "segment %u to LID %u TID 0x%x past every window given (%u)",
+				  m.rmpp.data1, dlid, (uint32_t)m.hdr.tid, w ? w->win : 1);
+	}
 	CHECK_MSG(!(m.rmpp.flags & RMPP_FLAG_FIRST) == (m.rmpp.data1 != 1),
 		  "FIRST on segment %u", m.rmpp.data1);
 	if (m.rmpp.flags & RMPP_FLAG_LAST)
@@ -635,9 +688,19 @@ static void mutate(uint8_t mad[MAD_SIZE])
 
 static void feed(struct sa *sa, uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *from)
 {
-	asked_add(from, (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 |
-			(uint32_t)mad[14] << 8 | mad[15]);
+	uint32_t tid = (uint32_t)mad[12] << 24 | (uint32_t)mad[13] << 16 | (uint32_t)mad[14] << 8 |
+		       mad[15];
+
+	asked_add(from, tid);
 	st.mads++;
+	if (len > 35 && (mad[26] & RMPP_FLAG_ACTIVE) && mad[25] == RMPP_TYPE_ACK) {
+		/* A receiver's window, as far as the SA could read it */
+		struct win_seen *w = win_slot(from->slid, from->qpn, tid, true);
+		uint32_t win = (uint32_t)get_be(mad + 32, 4);
+
+		if (win > w->win)
+			w->win = win;
+	}
 	/* As smd does (through the fair queue), or straight in */
 	if (below(2)) {
 		sa_submit(sa, mad, len, from);

@@ -131,7 +131,9 @@ static uint16_t last_status(void)
 	return m.hdr.status;
 }
 
-static void ack(struct sa *sa, uint64_t tid, uint8_t type, uint32_t seg, uint32_t win)
+/* An RMPP ACK/STOP/ABORT of a GetTable transfer, as its receiver sends it */
+static void rmpp_ctl(struct sa *sa, uint64_t tid, uint8_t version, uint8_t type, uint8_t status,
+		     uint32_t seg, uint32_t win)
 {
 	struct sa_mad m = { 0 };
 	uint8_t buf[MAD_SIZE];
@@ -141,13 +143,42 @@ static void ack(struct sa *sa, uint64_t tid, uint8_t type, uint32_t seg, uint32_
 	m.hdr.class_version = SA_CLASS_VERSION;
 	m.hdr.method = SA_METHOD_GET_TABLE;
 	m.hdr.tid = tid;
-	m.rmpp.version = 1;
+	m.rmpp.version = version;
 	m.rmpp.type = type;
 	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.status = status;
 	m.rmpp.data1 = seg;
 	m.rmpp.data2 = win;
 	sa_mad_encode(&m, buf);
 	sa_handle(sa, buf, MAD_SIZE, req_from ? req_from : &client);
+}
+
+static void ack(struct sa *sa, uint64_t tid, uint8_t type, uint32_t seg, uint32_t win)
+{
+	rmpp_ctl(sa, tid, RMPP_VERSION, type, 0, seg, win);
+}
+
+/* The same with another method (GetMulti: a double-sided transfer's) */
+static void rmpp_ctl_method(struct sa *sa, uint64_t tid, uint8_t method, uint8_t type,
+			    uint8_t status, uint32_t seg, uint32_t win)
+{
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = method;
+	m.hdr.attr_id = SA_ATTR_MULTIPATH_RECORD;
+	m.hdr.tid = tid;
+	m.rmpp.version = RMPP_VERSION;
+	m.rmpp.type = type;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE;
+	m.rmpp.status = status;
+	m.rmpp.data1 = seg;
+	m.rmpp.data2 = win;
+	sa_mad_encode(&m, buf);
+	sa_handle(sa, buf, MAD_SIZE, &client);
 }
 
 /* Drive an RMPP transfer to its end, ACKing like a receiver; returns records */
@@ -605,38 +636,138 @@ static void test_capmask_vlarb(void)
 	sa_free(sa);
 }
 
+/* The MAD sent i-th since nsent was 0, decoded */
+static struct sa_mad sent_mad(unsigned int i)
+{
+	struct sa_mad m = { 0 };
+
+	CHECK(i < nsent);
+	if (i < nsent)
+		CHECK_EQ(sa_mad_decode(sent[i], MAD_SIZE, &m), 0);
+	return m;
+}
+
+/* The one MAD sent is an ABORT of transfer tid with this status (IBA 13.6.3.3) */
+static void check_abort(uint64_t tid, uint8_t status)
+{
+	struct sa_mad m;
+
+	CHECK_EQ(nsent, 1);
+	m = sent_mad(0);
+	CHECK_EQ(m.hdr.method, SA_METHOD_GET_TABLE_RESP);
+	CHECK_EQ((uint32_t)m.hdr.tid, tid);
+	CHECK_EQ(m.rmpp.version, RMPP_VERSION);
+	CHECK_EQ(m.rmpp.type, RMPP_TYPE_ABORT);
+	CHECK(m.rmpp.flags & RMPP_FLAG_ACTIVE);
+	CHECK_EQ(m.rmpp.status, status);
+	CHECK_EQ(sent_len[0], SA_HDR_SIZE);
+}
+
+/* Bad ACKs and the receiver's STOP/ABORT: each ends the transfer as the IBA says */
 static void test_rmpp_control(void)
 {
 	struct sa *sa;
 	struct sa_mad m;
+	uint64_t aborted;
 
 	CHECK_EQ(sa_new(&env, &sa), 0);
 	CHECK_EQ(sa_update(sa, fab, NULL), 0);
 	/* A big table: only segment 1 goes out until the receiver ACKs */
 	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 500);
 	CHECK_EQ(nsent, 1);
-	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
+	m = sent_mad(0);
 	CHECK_EQ(m.rmpp.data1, 1);
-	/* An ACK for a segment never sent aborts the transfer */
+	CHECK(m.rmpp.flags & RMPP_FLAG_FIRST);
+	/* An ACK for a segment never sent: ABORT, SegmentNumber too big */
 	nsent = 0;
 	ack(sa, 500, RMPP_TYPE_ACK, 9, 20);
-	CHECK_EQ(nsent, 0);
+	check_abort(500, RMPP_STATUS_S2B);
 	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 1);
-	/* STOP from the receiver ends it; a later ACK finds nothing */
-	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 501);
+	/* ... and then there is no transfer left to ACK */
 	nsent = 0;
-	ack(sa, 501, RMPP_TYPE_STOP, 1, 1);
-	ack(sa, 501, RMPP_TYPE_ACK, 1, 5);
+	ack(sa, 500, RMPP_TYPE_ACK, 1, 5);
 	CHECK_EQ(nsent, 0);
-	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 2);
-	/* ACK(1, 5): segments 2..5 follow */
-	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 502);
+	/* Past what was sent, within the window given: S2B all the same */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 501);
+	ack(sa, 501, RMPP_TYPE_ACK, 1, 5);
 	nsent = 0;
-	ack(sa, 502, RMPP_TYPE_ACK, 1, 5);
-	CHECK_EQ(nsent, 4);
-	/* A repeated request restarts its transfer from segment 1 */
+	ack(sa, 501, RMPP_TYPE_ACK, 6, 9);
+	check_abort(501, RMPP_STATUS_S2B);
+	/* NewWindowLast below the segment ACKed: W2S */
 	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 502);
+	ack(sa, 502, RMPP_TYPE_ACK, 1, 5);
+	nsent = 0;
+	ack(sa, 502, RMPP_TYPE_ACK, 3, 2);
+	check_abort(502, RMPP_STATUS_W2S);
+	/* An ACK with a status, an RMPPType that does not exist, another version */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 503);
+	nsent = 0;
+	rmpp_ctl(sa, 503, RMPP_VERSION, RMPP_TYPE_ACK, 5, 1, 4);
+	check_abort(503, RMPP_STATUS_BAD_STATUS);
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 504);
+	nsent = 0;
+	rmpp_ctl(sa, 504, RMPP_VERSION, 7, 0, 1, 4);
+	check_abort(504, RMPP_STATUS_BADT);
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 505);
+	nsent = 0;
+	rmpp_ctl(sa, 505, 2, RMPP_TYPE_ACK, 0, 1, 4);
+	check_abort(505, RMPP_STATUS_UNV);
+	/* STOP, resources exhausted: it ends, nothing is sent back */
+	aborted = sa_stats(sa)->rmpp_aborted;
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 506);
+	nsent = 0;
+	rmpp_ctl(sa, 506, RMPP_VERSION, RMPP_TYPE_STOP, RMPP_STATUS_RESX, 1, 1);
+	ack(sa, 506, RMPP_TYPE_ACK, 1, 5);
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, aborted + 1);
+	/* A STOP with another status is a bad one */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 507);
+	nsent = 0;
+	rmpp_ctl(sa, 507, RMPP_VERSION, RMPP_TYPE_STOP, 0, 1, 1);
+	check_abort(507, RMPP_STATUS_BAD_STATUS);
+	/* The receiver's ABORT ends it quietly; one with a status no ABORT has does not */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 508);
+	nsent = 0;
+	rmpp_ctl(sa, 508, RMPP_VERSION, RMPP_TYPE_ABORT, RMPP_STATUS_T2L, 0, 0);
+	ack(sa, 508, RMPP_TYPE_ACK, 1, 5);
+	CHECK_EQ(nsent, 0);
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 509);
+	nsent = 0;
+	rmpp_ctl(sa, 509, RMPP_VERSION, RMPP_TYPE_ABORT, 3, 0, 0);
+	check_abort(509, RMPP_STATUS_BAD_STATUS);
+	/* ACK(1, 5): segments 2..5 follow, and only those */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 510);
+	nsent = 0;
+	ack(sa, 510, RMPP_TYPE_ACK, 1, 5);
+	CHECK_EQ(nsent, 4);
+	CHECK_EQ(sent_mad(0).rmpp.data1, 2);
+	CHECK_EQ(sent_mad(3).rmpp.data1, 5);
+	/*
+	 * An old ACK (a smaller window, or an earlier segment), the same ACK
+	 * again, the kernel's ACK of segment 0 for the response direction:
+	 * nothing to send, nothing wrong
+	 */
+	nsent = 0;
+	ack(sa, 510, RMPP_TYPE_ACK, 1, 3);
+	ack(sa, 510, RMPP_TYPE_ACK, 1, 5);
+	ack(sa, 510, RMPP_TYPE_ACK, 0, 1);
+	CHECK_EQ(nsent, 0);
+	ack(sa, 510, RMPP_TYPE_ACK, 3, 8);
+	CHECK_EQ(nsent, 3);
+	nsent = 0;
+	ack(sa, 510, RMPP_TYPE_ACK, 2, 8);
+	CHECK_EQ(nsent, 0);
+	/* The request again, its answer under way: no new transfer, nothing sent */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 510);
+	CHECK_EQ(nsent, 0);
+	ack(sa, 510, RMPP_TYPE_ACK, 8, 10);
+	CHECK_EQ(nsent, 2);
+	CHECK_EQ(sent_mad(0).rmpp.data1, 9);
+	/* ...but before segment 1 was ACKed it starts again from segment 1 */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 511);
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 511);
 	CHECK_EQ(nsent, 1);
+	CHECK_EQ(sent_mad(0).rmpp.data1, 1);
 	sa_free(sa);	/* frees transfers in flight */
 }
 
@@ -1771,6 +1902,7 @@ static void test_limits(void)
 	const struct mad_addr other = { .slid = port_of("h3", 1)->lid, .qpn = 1 };
 	struct sa_mad m;
 	unsigned int refused = 0;
+	uint64_t t0;
 
 	e.now = fake_now;
 	fake_us = 1000000;
@@ -1787,25 +1919,32 @@ static void test_limits(void)
 	/* ... while another port is served */
 	CHECK_EQ(open_table(sa, &other, 20000), 0);
 	CHECK_EQ(nsent, 1);
-	/* ACKs of the first segment keep a transfer alive, but not past its time */
-	for (unsigned int t = 0; t < 73; t++) {
-		fake_us += 400000;
-		req_from = &hog;
+	/*
+	 * ACKs of the first segment with the window never opened (sa_hog.c)
+	 * are no progress: the transfers end after RMPP_RETRIES timeouts of
+	 * 500 ms, each with an ABORT, too many retries (IBA 13.6.3.3)
+	 */
+	req_from = &hog;
+	for (unsigned int i = 0; i < 16; i++)
+		ack(sa, 10000 + i, RMPP_TYPE_ACK, 1, 1);
+	t0 = fake_us;
+	for (unsigned int t = 1; t <= 21; t++) {
+		fake_us = t0 + 250000 * t;
 		for (unsigned int i = 0; i < 16; i++)
 			ack(sa, 10000 + i, RMPP_TYPE_ACK, 1, 1);
-		req_from = NULL;
 	}
+	req_from = NULL;
 	CHECK_EQ(open_table(sa, &hog, 30000), SA_STATUS_NO_RESOURCES);
-	fake_us += 1400000;
+	fake_us = t0 + 5500000;
 	nsent = 0;
 	sa_tick(sa);
-	req_from = &hog;
-	/* Each got an ABORT, total time too long (IBA 13.6.3.3) */
-	CHECK(nsent >= 16);
-	CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
-	CHECK_EQ(m.rmpp.type, RMPP_TYPE_ABORT);
-	CHECK_EQ(m.rmpp.status, RMPP_STATUS_T2L);
-	req_from = NULL;
+	CHECK_EQ(nsent, 16);
+	for (unsigned int i = 0; i < nsent; i++) {
+		m = sent_mad(i);
+		CHECK_EQ(m.rmpp.type, RMPP_TYPE_ABORT);
+		CHECK_EQ(m.rmpp.status, RMPP_STATUS_TMR);
+		CHECK_EQ(sent_dlid[i], hog.slid);
+	}
 	CHECK_EQ(open_table(sa, &hog, 30001), 0);
 	sa_free(sa);
 
@@ -1832,6 +1971,594 @@ static void test_limits(void)
 		/* A Get needs no room for a table: it is answered */
 		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 60000);
 		CHECK_EQ(last_status(), SA_STATUS_TOO_MANY);
+	}
+	sa_free(sa);
+}
+
+/* ---- RMPP against a receiver that ACKs as the Linux kernel's does (issue 26) ---- */
+
+/*
+ * A star of one switch and 31 hosts: a PathRecord table of every pair is
+ * 1024 records, 328 segments, enough for several kernel windows
+ */
+static struct fabric *star_fabric(struct fakefab *sf)
+{
+	static char text[8192];
+	size_t o = 0;
+	struct fabric *f;
+	struct lid_stats ls;
+	struct route_stats rs;
+
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "Hca 1 \"c0\"\n[1] \"sw\"[1]\n");
+	o += (size_t)snprintf(text + o, sizeof(text) - o, "Switch 31 \"sw\"\n");
+	for (int i = 0; i < 31; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "[%d] \"c%d\"[1]\n", i + 1, i);
+	for (int i = 1; i < 31; i++)
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "Hca 1 \"c%d\"\n[1] \"sw\"[%d]\n",
+				      i, i + 1);
+	CHECK(o < sizeof(text));
+	CHECK_EQ(ff_parse(sf, text), 0);
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(ff_discover(sf, f, NULL), 0);
+	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
+	CHECK_EQ(route_compute(route_engine_find("minhop"), f, NULL, &rs, NULL), 0);
+	for (size_t i = 0; i < f->nnodes; i++)
+		for (unsigned int p = 0; p <= f->nodes[i]->num_ports; p++) {
+			struct fab_port *pp = &f->nodes[i]->ports[p];
+
+			pp->pi.link_width_active = 2;
+			pp->pi.link_speed_active = 1;
+			if (fabric_is_endport(pp))
+				hold_keys(pp, 0xffff, 0);
+		}
+	return f;
+}
+
+#define STAR_SEGS	328	/* 1024 PathRecords of 64 bytes, 200 bytes a segment */
+#define KR_WINDOW	64	/* the kernel's: receive queue of 512 >> 3 */
+#define KR_MAX		512
+
+/*
+ * The receiver of drivers/infiniband/core/mad_rmpp.c, as it behaves (not
+ * its code): segment 1 starts it and is ACKed with NewWindowLast 1 + 64;
+ * then an ACK only when the segments held in order reach NewWindowLast
+ * (which moves on by 64) or the last one; a segment past NewWindowLast is
+ * dropped; a segment held but not yet ACKed again is dropped; one at or
+ * below its last ACK (or any, once complete) is ACKed again with its state.
+ * Segments out of order are held until the gap is filled.
+ */
+struct krecv {
+	uint64_t tid;
+	bool started, complete;
+	uint32_t seg_num;		/* held in order: 1..seg_num */
+	uint32_t newwin, last_ack, last_seg;
+	bool held[KR_MAX + 1];
+	/* What the test does to it */
+	uint32_t lose_seg;		/* lost on the way, once */
+	unsigned int lose_acks;		/* the next ACKs are lost */
+	uint32_t mute_after;		/* no ACK once this many are held (0: never mute) */
+	/* What it saw */
+	unsigned int data, past_window, dropped_held, acks, acks_lost;
+	uint32_t max_seg;
+	uint8_t abort_status;		/* an ABORT came, with this status */
+	uint32_t below_ack;		/* segments resent at or below an ACK it had sent */
+};
+
+static void kr_ack(struct sa *sa, struct krecv *k)
+{
+	if (k->mute_after && k->seg_num >= k->mute_after)
+		return;
+	k->last_ack = k->seg_num;
+	if (k->lose_acks) {
+		k->lose_acks--;
+		k->acks_lost++;
+		return;
+	}
+	k->acks++;
+	ack(sa, k->tid, RMPP_TYPE_ACK, k->seg_num, k->newwin);
+}
+
+static void kr_data(struct sa *sa, struct krecv *k, const struct sa_mad *m)
+{
+	uint32_t n = m->rmpp.data1;
+
+	k->data++;
+	if (n > k->max_seg)
+		k->max_seg = n;
+	if (n == k->lose_seg) {
+		k->lose_seg = 0;
+		return;
+	}
+	CHECK(n >= 1 && n <= KR_MAX);
+	if (n < 1 || n > KR_MAX)
+		return;
+	if (!k->started) {
+		if (n != 1 || !(m->rmpp.flags & RMPP_FLAG_FIRST))
+			return;
+		k->started = true;
+		k->seg_num = 1;
+		k->held[1] = true;
+		k->newwin = 1;
+		if (m->rmpp.flags & RMPP_FLAG_LAST)
+			k->complete = true;
+		else
+			k->newwin += KR_WINDOW;
+		kr_ack(sa, k);
+		return;
+	}
+	if (n > k->newwin) {
+		k->past_window++;
+		return;
+	}
+	if (n <= k->last_ack || k->complete) {
+		k->below_ack++;
+		kr_ack(sa, k);
+		return;
+	}
+	if (k->held[n]) {
+		k->dropped_held++;
+		return;
+	}
+	k->held[n] = true;
+	if (m->rmpp.flags & RMPP_FLAG_LAST)
+		k->last_seg = n;
+	if (n != k->seg_num + 1)
+		return;
+	while (k->seg_num < KR_MAX && k->held[k->seg_num + 1])
+		k->seg_num++;
+	if (k->last_seg && k->seg_num == k->last_seg) {
+		k->complete = true;
+		kr_ack(sa, k);
+	} else if (k->seg_num == k->newwin && !(k->mute_after && k->seg_num >= k->mute_after)) {
+		k->newwin += KR_WINDOW;
+		kr_ack(sa, k);
+	}
+}
+
+/* Hand everything sent to the receiver, and its ACKs to the SA, until quiet */
+static unsigned int kr_pump(struct sa *sa, struct krecv *k)
+{
+	static uint8_t batch[MAX_SENT][MAD_SIZE];
+	unsigned int total = 0;
+
+	while (nsent) {
+		unsigned int n = nsent;
+
+		memcpy(batch, sent, (size_t)n * MAD_SIZE);
+		nsent = 0;
+		total += n;
+		for (unsigned int i = 0; i < n; i++) {
+			struct sa_mad m;
+
+			CHECK_EQ(sa_mad_decode(batch[i], MAD_SIZE, &m), 0);
+			CHECK_EQ((uint32_t)m.hdr.tid, (uint32_t)k->tid);
+			if (m.rmpp.type == RMPP_TYPE_ABORT)
+				k->abort_status = m.rmpp.status;
+			else if (m.rmpp.type == RMPP_TYPE_DATA)
+				kr_data(sa, k, &m);
+			else
+				CHECK(!"neither DATA nor ABORT");
+		}
+	}
+	return total;
+}
+
+static struct sa *star_sa(struct fabric *f, struct sa_env *e)
+{
+	struct sa *sa;
+
+	*e = env;
+	e->now = fake_now;
+	fake_us = 1000000;
+	CHECK_EQ(sa_new(e, &sa), 0);
+	CHECK_EQ(sa_update(sa, f, NULL), 0);
+	return sa;
+}
+
+/* Every pair's PathRecord, asked by a kernel-style receiver k */
+static void kr_start(struct sa *sa, struct krecv *k, uint64_t tid)
+{
+	memset(k, 0, sizeof(*k));
+	k->tid = tid;
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, tid);
+}
+
+/* The kernel's pattern, nothing lost: every window sent whole, no segment twice */
+static void test_rmpp_kernel(void)
+{
+	struct fakefab sf;
+	struct fabric *f = star_fabric(&sf);
+	struct sa_env e;
+	struct sa *sa = star_sa(f, &e);
+	struct krecv k;
+	struct sa_mad m;
+
+	kr_start(sa, &k, 700);
+	CHECK_EQ(nsent, 1);
+	m = sent_mad(0);
+	CHECK(m.rmpp.flags & RMPP_FLAG_FIRST);
+	/* PayloadLength of segment 1: every segment's 220 bytes, less the padding */
+	CHECK_EQ(m.rmpp.data2, STAR_SEGS * RMPP_SEG_PAYLOAD - (STAR_SEGS * SA_DATA_SIZE - 1024 * 64));
+	/* Segment 1 alone; its ACK (1, 65) lets out 2..65, all of them at once */
+	nsent = 0;
+	kr_data(sa, &k, &m);
+	CHECK_EQ(k.acks, 1);
+	CHECK_EQ(nsent, KR_WINDOW);
+	CHECK_EQ(sent_mad(0).rmpp.data1, 2);
+	CHECK_EQ(sent_mad(KR_WINDOW - 1).rmpp.data1, KR_WINDOW + 1);
+	/* On to the end: no timeout needed */
+	kr_pump(sa, &k);
+	CHECK(k.complete);
+	CHECK_EQ(k.seg_num, STAR_SEGS);
+	CHECK_EQ(k.data, STAR_SEGS);		/* each segment once */
+	CHECK_EQ(k.past_window, 0);
+	CHECK_EQ(k.dropped_held, 0);
+	/* ACKs: segment 1, the end of every window, the last */
+	CHECK_EQ(k.acks, 2 + (STAR_SEGS - 2) / KR_WINDOW);
+	CHECK_EQ(sa_stats(sa)->rmpp_done, 1);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 0);
+	CHECK_EQ(sa_next_timeout_ms(sa), -1);	/* nothing left open */
+	sa_free(sa);
+	fabric_free(f);
+	ff_free(&sf);
+}
+
+/* A segment lost in mid-window: after the timeout the window again, from the last ACK */
+static void test_rmpp_lost_segment(void)
+{
+	struct fakefab sf;
+	struct fabric *f = star_fabric(&sf);
+	struct sa_env e;
+	struct sa *sa = star_sa(f, &e);
+	struct krecv k;
+	unsigned int n;
+
+	kr_start(sa, &k, 701);
+	k.lose_seg = 30;
+	kr_pump(sa, &k);
+	/* 1..65 went out; 30 never arrived: no ACK, the receiver holds 31..65 */
+	CHECK_EQ(k.max_seg, 65);
+	CHECK_EQ(k.seg_num, 29);
+	CHECK(!k.complete);
+	/* Nothing is resent before the timeout */
+	CHECK_EQ(sa_next_timeout_ms(sa), 500);
+	fake_us += 499000;
+	sa_tick(sa);
+	CHECK_EQ(nsent, 0);
+	fake_us += 1000;
+	CHECK_EQ(sa_next_timeout_ms(sa), 0);
+	sa_tick(sa);
+	/* Go back to the last ACK (1): 2..65, as far as the window reaches */
+	CHECK_EQ(nsent, 64);
+	CHECK_EQ(sent_mad(0).rmpp.data1, 2);
+	CHECK_EQ(sent_mad(63).rmpp.data1, 65);
+	n = kr_pump(sa, &k);
+	/*
+	 * The receiver dropped 2..29 (held, not ACKed), took 30, ACKed 65 and
+	 * then each of 31..65 again (at or below its last ACK): on to the end
+	 */
+	CHECK_EQ(k.dropped_held, 28);
+	CHECK_EQ(k.below_ack, 35);
+	CHECK(k.complete);
+	CHECK_EQ(k.seg_num, STAR_SEGS);
+	CHECK_EQ(n, 64 + STAR_SEGS - 65);
+	CHECK_EQ(k.past_window, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_done, 1);
+	sa_free(sa);
+	fabric_free(f);
+	ff_free(&sf);
+}
+
+/* An ACK lost: the window again after the timeout; the receiver ACKs what it had */
+static void test_rmpp_lost_ack(void)
+{
+	struct fakefab sf;
+	struct fabric *f = star_fabric(&sf);
+	struct sa_env e;
+	struct sa *sa = star_sa(f, &e);
+	struct krecv k;
+
+	kr_start(sa, &k, 702);
+	/* Segment 1's ACK gets through, the next one (65, 129) does not */
+	{
+		struct sa_mad m = sent_mad(0);
+
+		nsent = 0;
+		kr_data(sa, &k, &m);
+	}
+	CHECK_EQ(nsent, 64);
+	k.lose_acks = 1;
+	kr_pump(sa, &k);
+	CHECK_EQ(k.acks_lost, 1);
+	CHECK_EQ(k.seg_num, 65);
+	CHECK_EQ(k.max_seg, 65);
+	fake_us += 500000;
+	sa_tick(sa);
+	CHECK_EQ(nsent, 64);	/* 2..65 again */
+	kr_pump(sa, &k);
+	/* Each of them ACKed again (the receiver had ACKed 65); the first moved the SA on */
+	CHECK_EQ(k.below_ack, 64);
+	CHECK(k.complete);
+	CHECK_EQ(k.seg_num, STAR_SEGS);
+	/* 66..328 once each after the resent 64: nothing sent twice for the 63 repeated ACKs */
+	CHECK_EQ(k.data, 1 + 64 + 64 + (STAR_SEGS - 65));
+	CHECK_EQ(sa_stats(sa)->rmpp_done, 1);
+	sa_free(sa);
+	fabric_free(f);
+	ff_free(&sf);
+}
+
+/*
+ * A receiver that stops ACKing: the window resent at every timeout,
+ * RMPP_RETRIES times, never an ACKed segment; then an ABORT, too many
+ * retries. A receiver that never ACKed segment 1 gets neither.
+ */
+static void test_rmpp_stalled(void)
+{
+	struct fakefab sf;
+	struct fabric *f = star_fabric(&sf);
+	struct sa_env e;
+	struct sa *sa = star_sa(f, &e);
+	struct krecv k;
+	unsigned int resent = 0, ticks = 0;
+
+	kr_start(sa, &k, 703);
+	k.mute_after = 100;
+	kr_pump(sa, &k);
+	/* ACKed 1 and 65; 66..129 sent, the ACK of 129 never comes */
+	CHECK_EQ(k.acks, 2);
+	CHECK_EQ(k.max_seg, 129);
+	while (!k.abort_status && ticks < 100) {
+		fake_us += 500000;
+		ticks++;
+		sa_tick(sa);
+		for (unsigned int i = 0; i < nsent; i++) {
+			struct sa_mad m = sent_mad(i);
+
+			if (m.rmpp.type == RMPP_TYPE_DATA) {
+				CHECK(m.rmpp.data1 > 65 && m.rmpp.data1 <= 129);
+				resent++;
+			}
+		}
+		kr_pump(sa, &k);
+	}
+	CHECK_EQ(k.abort_status, RMPP_STATUS_TMR);
+	CHECK_EQ(ticks, 11);
+	CHECK_EQ(resent, 10 * 64);
+	CHECK_EQ(k.past_window, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 1);
+	/* Nothing more after the ABORT */
+	fake_us += 500000;
+	sa_tick(sa);
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_next_timeout_ms(sa), -1);
+
+	/* Segment 1 never ACKed (a client without RMPP): one timeout, then silence */
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 704);
+	CHECK_EQ(nsent, 1);
+	nsent = 0;
+	fake_us += 500000;
+	sa_tick(sa);
+	CHECK_EQ(nsent, 0);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 2);
+	CHECK_EQ(sa_next_timeout_ms(sa), -1);
+	sa_free(sa);
+	fabric_free(f);
+	ff_free(&sf);
+}
+
+/*
+ * A receiver with a window wider than a burst gets all of it, a burst at a
+ * time (sa_next_timeout_ms says 0 while one waits); a receiver that makes
+ * progress keeps its transfer past the retries, but not past its lifetime.
+ */
+static void test_rmpp_window_and_time(void)
+{
+	struct fakefab sf;
+	struct fabric *f = star_fabric(&sf);
+	struct sa_env e;
+	struct sa *sa = star_sa(f, &e);
+	uint32_t top = 1;
+	unsigned int steps = 0;
+
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 705);
+	nsent = 0;
+	ack(sa, 705, RMPP_TYPE_ACK, 1, 300);
+	CHECK_EQ(nsent, 64);
+	CHECK_EQ(sa_next_timeout_ms(sa), 0);
+	while (nsent && steps++ < 10) {
+		top = sent_mad(nsent - 1).rmpp.data1;
+		nsent = 0;
+		sa_tick(sa);
+	}
+	CHECK_EQ(top, 300);
+	CHECK_EQ(steps, 5);	/* 64 + 64 + 64 + 64 + 43 */
+	CHECK_EQ(sa_next_timeout_ms(sa), 500);
+	/*
+	 * One segment more ACKed every 4 s, sa_tick every 500 ms between (the
+	 * window resent after each timeout, a burst a tick, never an ACKed
+	 * segment): progress, so the transfer outlives RMPP_RETRIES timeouts
+	 */
+	for (uint32_t s = 2; s <= 8; s++) {
+		for (int t = 0; t < 8; t++) {
+			fake_us += 500000;
+			nsent = 0;
+			sa_tick(sa);
+			CHECK(nsent > 0);
+			for (unsigned int i = 0; i < nsent; i++) {
+				CHECK_EQ(sent_mad(i).rmpp.type, RMPP_TYPE_DATA);
+				CHECK(sent_mad(i).rmpp.data1 >= s);
+			}
+		}
+		ack(sa, 705, RMPP_TYPE_ACK, s, 300);
+	}
+	/* 30 s after it started: still open; past that: ABORT, total time too long */
+	fake_us = 1000000 + 30000000;
+	sa_tick(sa);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 0);
+	fake_us++;
+	nsent = 0;
+	sa_tick(sa);
+	check_abort(705, RMPP_STATUS_T2L);
+	CHECK_EQ(sa_stats(sa)->rmpp_aborted, 1);
+	sa_free(sa);
+	fabric_free(f);
+	ff_free(&sf);
+}
+
+/* Segment n of nseg of MultiPathRecord rec (len bytes), TID tid, as a sender sends it */
+static void mpr_seg(struct sa *sa, uint64_t mask, const uint8_t *rec, size_t len, uint64_t tid,
+		    uint32_t n, uint8_t flags)
+{
+	uint32_t nseg = (uint32_t)((len + SA_DATA_SIZE - 1) / SA_DATA_SIZE);
+	size_t off = (size_t)(n - 1) * SA_DATA_SIZE;
+	size_t chunk = len - off < SA_DATA_SIZE ? len - off : SA_DATA_SIZE;
+	struct sa_mad m = { 0 };
+	uint8_t buf[MAD_SIZE];
+
+	m.hdr.base_version = 1;
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	m.hdr.class_version = SA_CLASS_VERSION;
+	m.hdr.method = SA_METHOD_GET_MULTI;
+	m.hdr.attr_id = SA_ATTR_MULTIPATH_RECORD;
+	m.hdr.tid = tid;
+	m.comp_mask = mask;
+	m.rmpp.version = RMPP_VERSION;
+	m.rmpp.type = RMPP_TYPE_DATA;
+	m.rmpp.flags = RMPP_FLAG_ACTIVE | flags;
+	if (!flags)
+		m.rmpp.flags |= (n == 1 ? RMPP_FLAG_FIRST : 0) | (n == nseg ? RMPP_FLAG_LAST : 0);
+	m.rmpp.data1 = n;
+	m.rmpp.data2 = n == 1 ? (uint32_t)(nseg * RMPP_SEG_PAYLOAD - (nseg * SA_DATA_SIZE - len)) :
+		       n == nseg ? (uint32_t)(20 + chunk) : 0;
+	if (n <= nseg)
+		memcpy(m.data, rec + off, chunk);
+	sa_mad_encode(&m, buf);
+	sa_handle(sa, buf, MAD_SIZE, &client);
+}
+
+/* The ACK among what was sent since nsent was 0, or one with type 0 */
+static struct sa_mad ack_sent(void)
+{
+	for (unsigned int i = 0; i < nsent; i++) {
+		struct sa_mad m = sent_mad(i);
+
+		if (m.rmpp.type == RMPP_TYPE_ACK)
+			return m;
+	}
+	return (struct sa_mad){ 0 };
+}
+
+/*
+ * A MultiPathRecord request as a Linux kernel sender sends it (mad_rmpp.c):
+ * segment 1 alone, then up to the window given, the window again from the
+ * last ACK when one is late; and its DS ACK (segment 0) after our last ACK
+ */
+static void test_multipath_kernel_sender(void)
+{
+	struct sa *sa;
+	struct fab_port *h1 = port_of("h1", 1), *h3 = port_of("h3", 1), *h2b = port_of("h2", 2);
+	struct multipath_record mp = { .numb_path = 5, .sgid_count = 1, .dgid_count = 247 };
+	uint64_t mask = MPR_CM_SGID_COUNT | MPR_CM_DGID_COUNT | MPR_CM_NUMB_PATH;
+	static uint8_t rec[24 + 248 * 16];
+	size_t len = sizeof(rec);	/* 3992 bytes: 20 segments */
+	uint32_t win, lastwin;
+	struct sa_mad a;
+
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	multipath_record_encode(&mp, rec);
+	gid_encode(env.subnet_prefix, h3->guid, rec + 24);
+	for (int i = 0; i < 247; i++)
+		gid_encode(env.subnet_prefix, (i % 2 ? h1 : h2b)->guid, rec + 40 + 16 * i);
+	/* Segment 1 alone: ACK (1, W) with room for more, but not all 20 */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1800, 1, 0);
+	CHECK_EQ(nsent, 1);
+	a = ack_sent();
+	CHECK_EQ(a.hdr.method, SA_METHOD_GET_MULTI_RESP);
+	CHECK_EQ(a.rmpp.data1, 1);
+	win = a.rmpp.data2;
+	CHECK(win >= 3 && win < 19);
+	/* Past the window given: dropped, no ACK (IBA 13.6.3.2) */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1800, win + 1, 0);
+	CHECK_EQ(nsent, 0);
+	/* Segment 2; then 1 again (our ACK lost, the kernel went back): where we are */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1800, 2, 0);
+	a = ack_sent();
+	CHECK_EQ(a.rmpp.data1, 2);
+	lastwin = a.rmpp.data2;
+	CHECK(lastwin >= win);
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1800, 1, 0);
+	a = ack_sent();
+	CHECK_EQ(a.rmpp.data1, 2);
+	CHECK_EQ(a.rmpp.data2, lastwin);
+	/* 3..10 in a row; every ACK's window at least the one before */
+	for (uint32_t n = 3; n <= 10; n++) {
+		nsent = 0;
+		mpr_seg(sa, mask, rec, len, 1800, n, 0);
+		a = ack_sent();
+		CHECK_EQ(a.rmpp.data1, n);
+		CHECK(a.rmpp.data2 >= lastwin);
+		lastwin = a.rmpp.data2;
+	}
+	/* The window again from an older ACK: each answered with where we are */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1800, 5, 0);
+	a = ack_sent();
+	CHECK_EQ(a.rmpp.data1, 10);
+	CHECK_EQ(a.rmpp.data2, lastwin);
+	/* The rest, and the last: its ACK's window no smaller than before */
+	for (uint32_t n = 11; n <= 20; n++) {
+		nsent = 0;
+		mpr_seg(sa, mask, rec, len, 1800, n, 0);
+		a = sent_mad(0);
+		CHECK_EQ(a.rmpp.type, RMPP_TYPE_ACK);
+		CHECK_EQ(a.rmpp.data1, n);
+		CHECK(a.rmpp.data2 >= lastwin);
+		lastwin = a.rmpp.data2;
+	}
+	CHECK(lastwin >= 20);
+	/* ... and the answer's segment 1 (5 paths: one segment) */
+	CHECK_EQ(nsent, 2);
+	CHECK_EQ(sent_mad(1).hdr.method, SA_METHOD_GET_MULTI_RESP);
+	CHECK_EQ(sent_mad(1).rmpp.type, RMPP_TYPE_DATA);
+	CHECK_EQ(sent_mad(1).hdr.status, 0);
+	CHECK_EQ(sent_mad(1).attr_offset, 8);
+	/* The kernel's DS ACK (segment 0, window 1): nothing wrong, nothing sent */
+	nsent = 0;
+	rmpp_ctl_method(sa, 1800, SA_METHOD_GET_MULTI, RMPP_TYPE_ACK, 0, 0, 1);
+	CHECK_EQ(nsent, 0);
+
+	/* A sender that aborts: the request is dropped, its next segment finds nothing */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1801, 1, 0);
+	mpr_seg(sa, mask, rec, len, 1801, 2, 0);
+	CHECK_EQ(nsent, 2);
+	rmpp_ctl_method(sa, 1801, SA_METHOD_GET_MULTI, RMPP_TYPE_ABORT, RMPP_STATUS_T2L, 0, 0);
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1801, 3, 0);
+	CHECK_EQ(nsent, 0);
+	/* First set on a segment other than 1: ABORT, BAD_SEG */
+	nsent = 0;
+	mpr_seg(sa, mask, rec, len, 1802, 1, 0);
+	mpr_seg(sa, mask, rec, len, 1802, 2, RMPP_FLAG_FIRST);
+	CHECK_EQ(nsent, 2);
+	a = sent_mad(1);
+	CHECK_EQ(a.hdr.method, SA_METHOD_GET_MULTI_RESP);
+	CHECK_EQ(a.rmpp.type, RMPP_TYPE_ABORT);
+	CHECK_EQ(a.rmpp.status, RMPP_STATUS_BAD_SEG);
+	/* Longer than the SA takes, by segment 1's PayloadLength: refused at once */
+	{
+		static uint8_t big[50 * SA_DATA_SIZE];
+
+		memcpy(big, rec, len);
+		nsent = 0;
+		mpr_seg(sa, mask, big, sizeof(big), 1803, 1, 0);
+		CHECK_EQ(last_status(), SA_STATUS_NO_RESOURCES);
 	}
 	sa_free(sa);
 }
@@ -2845,6 +3572,11 @@ int main(void)
 	RUN(test_path_sl);
 	RUN(test_mcast);
 	RUN(test_limits);
+	RUN(test_rmpp_kernel);
+	RUN(test_rmpp_lost_segment);
+	RUN(test_rmpp_lost_ack);
+	RUN(test_rmpp_stalled);
+	RUN(test_rmpp_window_and_time);
 	RUN(test_node_by_guid);
 	RUN(test_fair_queue);
 	RUN(test_services);
@@ -2855,6 +3587,7 @@ int main(void)
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
 	RUN(test_multipath);
+	RUN(test_multipath_kernel_sender);
 	RUN(test_lmc_paths);
 	RUN(test_partitions);
 	RUN(test_fuzz);
