@@ -32,6 +32,8 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
+/* The configuration lives in a directory of its own, with the partitions file */
+#define SMD_CONF SYSCONFDIR "/smd/smd.conf"
 
 #define EXIT_NOT_UP	1
 #define EXIT_USAGE	2
@@ -41,7 +43,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: smd [OPTIONS]\n"
 		"InfiniBand subnet manager.\n\n"
-		"  -c, --config FILE   configuration file (default " SYSCONFDIR "/smd.conf)\n"
+		"  -c, --config FILE   configuration file (default " SMD_CONF ")\n"
 		"  -d, --db FILE       SQLite database (overrides 'db')\n"
 		"  -p, --port SPEC     CA:PORT or port GUID (overrides 'port')\n"
 		"      --capture FILE  write every MAD to FILE, pcap (overrides 'capture')\n"
@@ -332,8 +334,8 @@ int main(int argc, char **argv)
 	}
 
 	config_defaults(&smd.cfg);
-	if (config_path || access(SYSCONFDIR "/smd.conf", F_OK) == 0) {
-		const char *path = config_path ? config_path : SYSCONFDIR "/smd.conf";
+	if (config_path || access(SMD_CONF, F_OK) == 0) {
+		const char *path = config_path ? config_path : SMD_CONF;
 
 		r = config_load(&smd.cfg, path, err, sizeof(err));
 		if (r < 0) {

@@ -57,6 +57,19 @@ for orig in "$here"/bad-*.conf; do
 		fail=$((fail + 1))
 	fi
 done
+# The installed etc/smd.conf lists every key, commented out, at its default:
+# uncommented, it is exactly the defaults
+etc=$here/../../etc/smd.conf
+sed -n 's/^#\([a-z_0-9]* =.*\)/\1/p' "$etc" >"$tmp/etc.conf"
+"$SMD" -nv -c /dev/null | grep -v '^#' >"$tmp/defaults"
+if "$SMD" -nv -c "$tmp/etc.conf" | grep -v '^#' | diff -u "$tmp/defaults" - >"$tmp/err" &&
+   diff <(sed 's/ =.*//' "$tmp/defaults" | sort) <(sed 's/ =.*//' "$tmp/etc.conf" | sort) \
+	>>"$tmp/err"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: etc/smd.conf: not every key at its default (keys, then values):"; cat "$tmp/err"
+	fail=$((fail + 1))
+fi
 # A missing file named with -c is an error too
 if "$SMD" -n -c "$tmp/nonexistent.conf" 2>/dev/null; then
 	echo "FAIL: missing config accepted"; fail=$((fail + 1))
