@@ -25,6 +25,7 @@
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
 #include "smd/partitions.h"
+#include "smd/import_opensm.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -50,6 +51,7 @@ static void usage(FILE *out)
 		"  -o, --once          one sweep, then exit 0 if the subnet is up\n"
 		"  -n, --check-config  check the configuration and exit; with -v print it\n"
 		"  -v, --verbose       more logging (debug); with -n print the config\n"
+		"      --import-opensm FILE  print the smd.conf equivalent of OpenSM's opensm.conf\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       print the version\n");
 }
@@ -301,9 +303,10 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "capture", required_argument, NULL, 'C' },
+		{ "import-opensm", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *capture_path = NULL;
+	const char *capture_path = NULL, *import_path = NULL;
 	struct capture *cap = NULL;
 	const char *config_path = NULL, *db = NULL, *port = NULL;
 	bool once = false, check = false;
@@ -324,6 +327,7 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("smd %s\n", PACKAGE_VERSION); return 0;
 		case 'C': capture_path = optarg; break;
+		case 'O': import_path = optarg; break;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -331,6 +335,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "smd: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return EXIT_USAGE;
+	}
+	/* 0, 1 when some lines were not understood, 2 when the file cannot be read */
+	if (import_path) {
+		r = import_opensm_conf(import_path, stdout, stderr);
+		return r < 0 ? EXIT_USAGE : r;
 	}
 
 	config_defaults(&smd.cfg);
@@ -364,6 +373,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check) {
+		r = import_guid2lid_check(&smd.cfg, smd.config_path, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "smd: %s\n", err);
+			part_conf_free(smd.parts);
+			return EXIT_USAGE;
+		}
 		if (verbose) {
 			config_print(&smd.cfg, stdout);
 			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
@@ -429,6 +444,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	/* opensm_guid2lid: refused, smd must not renumber the fabric */
+	if (import_guid2lid_start(&smd) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	sa_owner_init(&smd);
 	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
 	r = mkey_new(&smd);
