@@ -24,7 +24,7 @@ SMCTL=${SMCTL:-$top/ctl/smctl}
 [ -x "$SMCTL" ] || { echo "missing $SMCTL: build first" >&2; exit 99; }
 if ! command -v opensm >/dev/null; then
 	if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends opensm \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends opensm \
 			>/dev/null 2>&1 || true
 	fi
 	command -v opensm >/dev/null || { echo "SKIP: opensm is not installed (as root: apt-get install opensm)"; exit 77; }
