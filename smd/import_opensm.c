@@ -282,16 +282,21 @@ static int opt_index(const char *name)
 }
 
 /* The option's value in effect: the file's, else OpenSM's default */
+/* The translators name options of the table only; a name that is not there reads as "" */
 static const char *eff(const struct imp *im, const char *name)
 {
 	int i = opt_index(name);
 
+	if (i < 0)
+		return "";
 	return im->val[i] ? im->val[i] : opts[i].def;
 }
 
 static bool given(const struct imp *im, const char *name)
 {
-	return im->val[opt_index(name)] != NULL;
+	int i = opt_index(name);
+
+	return i >= 0 && im->val[i] != NULL;
 }
 
 static uint64_t eff_num(const struct imp *im, const char *name)
@@ -314,7 +319,7 @@ static const char *where(const struct imp *im, const char *name, char *buf, size
 {
 	int i = opt_index(name);
 
-	if (!im->val[i])
+	if (i < 0 || !im->val[i])
 		snprintf(buf, len, "not in the file: OpenSM's default");
 	else if (im->times[i] > 1)
 		snprintf(buf, len, "line %u, the last of %u", im->line[i], im->times[i]);
@@ -327,6 +332,8 @@ static void mark(struct imp *im, const char *name, bool done, const char *why)
 {
 	int i = opt_index(name);
 
+	if (i < 0)
+		return;
 	im->done[i] = done;
 	if (why)
 		im->why[i] = why;
