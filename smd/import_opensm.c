@@ -281,8 +281,10 @@ static int opt_index(const char *name)
 	return -1;
 }
 
-/* The option's value in effect: the file's, else OpenSM's default */
-/* The translators name options of the table only; a name that is not there reads as "" */
+/*
+ * The option's value in effect: the file's, else OpenSM's default. The
+ * translators name options of the table only; another name reads as "".
+ */
 static const char *eff(const struct imp *im, const char *name)
 {
 	int i = opt_index(name);
@@ -381,26 +383,17 @@ static void commentf(FILE *out, const char *indent, const char *fmt, ...)
 }
 
 /*
- * One smd key, from the OpenSM options named in from (comma-separated),
- * with a note: checked by smd's key table first. Refused: listed at the
- * top instead, smd's default applies.
+ * One smd key, from the OpenSM option opt, with a note: checked by smd's
+ * key table first. Refused: listed at the top instead, smd's default applies.
  */
-static bool put(struct imp *im, const char *key, const char *value, const char *from,
+static bool put(struct imp *im, const char *key, const char *value, const char *opt,
 		const char *note)
 {
-	char err[256] = "", src[1200] = "", w[64], list[256], *o[8];
-	size_t n = 0, no = 0;
+	char err[256] = "", src[1200], w[64];
 	bool ok;
 
-	snprintf(list, sizeof(list), "%s", from);
-	for (char *save = NULL, *t = strtok_r(list, ",", &save); t && no < 8;
-	     t = strtok_r(NULL, ",", &save))
-		o[no++] = t;
-	for (size_t i = 0; i < no; i++) {
-		n += (size_t)snprintf(src + n, sizeof(src) - n, "%s%s %s (%s)", i ? "; " : "", o[i],
-				      eff(im, o[i]), where(im, o[i], w, sizeof(w)));
-		mark(im, o[i], true, NULL);
-	}
+	snprintf(src, sizeof(src), "%s %s (%s)", opt, eff(im, opt), where(im, opt, w, sizeof(w)));
+	mark(im, opt, true, NULL);
 	/* A '#' would end the value in smd.conf, a newline the line */
 	if (strpbrk(value, "#\n")) {
 		snprintf(err, sizeof(err), "'#' cannot be written in an smd.conf value");
@@ -929,6 +922,14 @@ static int read_file(struct imp *im, FILE *f)
 
 /* ---- writing smd.conf ---- */
 
+/* Option k is listed for the same reason (the texts, not the pointers) */
+static bool same_why(const struct imp *im, size_t k, const char *why)
+{
+	const char *w = im->why[k] ? im->why[k] : opts[k].instead;
+
+	return w && !strcmp(w, why);
+}
+
 static void print_header(struct imp *im, FILE *out)
 {
 	bool any = false;
@@ -967,8 +968,7 @@ static void print_header(struct imp *im, FILE *out)
 			continue;
 		/* Only at the first option of a group */
 		for (size_t k = 0; k < i && first; k++)
-			first = !(im->val[k] && !im->done[k] &&
-				  (im->why[k] ? im->why[k] : opts[k].instead) == why);
+			first = !(im->val[k] && !im->done[k] && same_why(im, k, why));
 		if (!first)
 			continue;
 		if (!any)
@@ -976,8 +976,7 @@ static void print_header(struct imp *im, FILE *out)
 				"smd, their values, and what smd does\n# instead:\n");
 		any = true;
 		for (size_t k = i; k < NOPTS; k++) {
-			if (!im->val[k] || im->done[k] ||
-			    (im->why[k] ? im->why[k] : opts[k].instead) != why)
+			if (!im->val[k] || im->done[k] || !same_why(im, k, why))
 				continue;
 			n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0,
 					      "%s%s %s", n ? "; " : "", opts[k].name, im->val[k]);
