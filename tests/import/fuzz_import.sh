@@ -3,10 +3,10 @@
 # flipped, lines cut, duplicated and swapped, values replaced by junk, NUL
 # and control bytes, very long lines, and numbers OpenSM takes but smd's
 # keys may not, aimed at the options smd has keys for; seeded, so a
-# failure repeats): it
-# always exits 0 or 1 (never crashes: the ASan build's run catches memory
-# errors), says on stderr which lines it did not understand exactly when it
-# exits 1, and what it prints always passes smd -n.
+# failure repeats): it always exits 0 or 1 (never crashes: the ASan build's
+# run catches memory errors), says on stderr which lines it did not
+# understand exactly when it exits 1, and what it prints always passes
+# smd -n.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SMD=${SMD:-$here/../../smd/smd}
