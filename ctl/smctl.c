@@ -28,6 +28,8 @@ static const struct smctl_cmd commands[] = {
 	  smctl_dump },
 	{ "history", "[--db FILE] [--sweeps N] [--events N]: recent sweeps and what changed",
 	  smctl_history },
+	{ "import-guid2lid", "[--db FILE] GUID2LID: OpenSM's LID cache becomes the LIDs smd "
+	  "remembers (migration)", smctl_import_guid2lid },
 	{ "sa", "KIND [...]: query the SA; smctl sa --help", smctl_sa },
 	{ "capture-stats", "FILE...: MADs in a capture by class, method, attribute, status",
 	  smctl_capture_stats },

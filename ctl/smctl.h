@@ -28,6 +28,7 @@ int smctl_status_db(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_lids(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_dump(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_history(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_import_guid2lid(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* smctl_capture.c */
 int smctl_capture_stats(struct smctl_ctx *ctx, int argc, char **argv);

@@ -2,14 +2,17 @@
 /* smctl commands that read smd's database: no daemon needed. */
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "db/dump.h"
+#include "db/guid2lid.h"
 #include "db/store.h"
 #include "util/json.h"
 #include "ctl/smctl.h"
@@ -519,6 +522,9 @@ static int print_event(void *ctx, const struct store_event *e)
 	else if (!strcmp(k, "lid_released"))
 		snprintf(what, sizeof(what), "port GUID 0x%016" PRIx64 ": LID %s now held by port "
 			 "GUID 0x%016" PRIx64, e->port_guid, e->old_value, e->peer_guid);
+	else if (!strcmp(k, "lid_imported"))
+		snprintf(what, sizeof(what), "port GUID 0x%016" PRIx64 ": LID %s from %s",
+			 e->port_guid, e->new_value, e->detail);
 	else if (!strcmp(k, "lid_forgotten"))
 		snprintf(what, sizeof(what), "port GUID 0x%016" PRIx64 ": LID %s (smctl) \"%s\"",
 			 e->port_guid, e->old_value, e->detail);
@@ -604,5 +610,75 @@ int smctl_history(struct smctl_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		fprintf(stderr, "smctl: %s\n", store_errmsg(s));
 	store_close(s);
+	return r < 0 ? 1 : 0;
+}
+
+/*
+ * OpenSM's guid2lid into the database, before smd first runs on it: the
+ * database and its directory are created when missing (mode 0700, as
+ * systemd's StateDirectory= makes /var/lib/smd)
+ */
+int smctl_import_guid2lid(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "db", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char use[] = "[--db FILE] GUID2LID";
+	struct store_import_stats st;
+	struct store *s = NULL;
+	struct guid2lid g;
+	char err[512], *dir;
+	const char *path;
+	int c, r;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': ctx->db = optarg; break;
+		case 'h': printf("Usage: smctl import-guid2lid %s\n", use); return 0;
+		default: fprintf(stderr, "Usage: smctl import-guid2lid %s\n", use); return 2;
+		}
+	}
+	if (optind + 1 != argc) {
+		fprintf(stderr, "Usage: smctl import-guid2lid %s\n", use);
+		return 2;
+	}
+	path = argv[optind];
+	/* The whole file is checked before the database is touched */
+	r = guid2lid_load(path, &g, err, sizeof(err));
+	if (r < 0) {
+		fprintf(stderr, "smctl: %s; nothing imported\n", err);
+		return 1;
+	}
+	dir = strdup(ctx->db);
+	if (!dir || (mkdir(dirname(dir), 0700) < 0 && errno != EEXIST)) {
+		fprintf(stderr, "smctl: cannot create the directory of %s: %s\n", ctx->db,
+			strerror(dir ? errno : ENOMEM));
+		free(dir);
+		guid2lid_free(&g);
+		return 1;
+	}
+	free(dir);
+	r = store_open(ctx->db, 0, &s);
+	if (r < 0) {
+		fprintf(stderr, "smctl: %s: %s; nothing imported\n", ctx->db, store_errmsg(s));
+		store_close(s);
+		guid2lid_free(&g);
+		return 1;
+	}
+	r = store_lid_import(s, g.e, g.n, path, (int64_t)time(NULL), &st);
+	if (r == -EEXIST)
+		fprintf(stderr, "smctl: %s:%u: %s; nothing imported\n", path, g.line[st.clash],
+			store_errmsg(s));
+	else if (r < 0)
+		fprintf(stderr, "smctl: %s: %s; nothing imported\n", ctx->db, store_errmsg(s));
+	else
+		printf("imported %zu LIDs from %s into %s; %zu port GUIDs keep the LID the "
+		       "database had for them (%zu of those differ from the file's)\n", st.imported,
+		       path, ctx->db, st.known, st.differ);
+	store_close(s);
+	guid2lid_free(&g);
 	return r < 0 ? 1 : 0;
 }

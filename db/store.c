@@ -690,6 +690,85 @@ int store_lid_forget(struct store *s, uint64_t port_guid, int64_t now, uint16_t 
 	return r;
 }
 
+int store_lid_import(struct store *s, const struct lid_reservation *v, size_t n,
+		     const char *source, int64_t now, struct store_import_stats *st)
+{
+	sqlite3_stmt *get = NULL, *clash = NULL, *put = NULL, *ev = NULL;
+	int rc, r;
+
+	*st = (struct store_import_stats){ 0 };
+	r = exec(s, "BEGIN IMMEDIATE", "starting a transaction");
+	if (r < 0)
+		return r;
+	r = prep(s, "SELECT lid FROM port_lid WHERE guid = ?", &get);
+	/* Blocks are LMC-aligned and at most 128 LIDs: one that overlaps starts near */
+	if (!r)
+		r = prep(s, "SELECT guid, lid, lmc FROM port_lid"
+			 " WHERE lid BETWEEN ?1 - 127 AND ?1 + (1 << ?2) - 1"
+			 " AND lid + (1 << lmc) - 1 >= ?1 LIMIT 1", &clash);
+	if (!r)
+		r = prep(s, "INSERT INTO port_lid (guid, node_guid, lid, lmc, node_desc, first_seen,"
+			 " last_seen) VALUES (?1, 0, ?2, ?3, '', ?4, ?4)", &put);
+	if (!r)
+		r = prep(s, sql_event_insert, &ev);
+	for (size_t i = 0; !r && i < n; i++) {
+		struct ev e = EV("lid_imported");
+
+		bind_guid(get, 1, v[i].guid);
+		rc = sqlite3_step(get);
+		if (rc == SQLITE_ROW) {
+			st->known++;
+			st->differ += sqlite3_column_int(get, 0) != v[i].lid;
+			sqlite3_reset(get);
+			continue;
+		}
+		sqlite3_reset(get);
+		if (rc != SQLITE_DONE) {
+			r = store_fail(s, rc, "reading a LID");
+			break;
+		}
+		/* Rows imported above count too: the import is checked against itself */
+		sqlite3_bind_int(clash, 1, v[i].lid);
+		sqlite3_bind_int(clash, 2, v[i].lmc);
+		rc = sqlite3_step(clash);
+		if (rc == SQLITE_ROW) {
+			snprintf(s->err, sizeof(s->err), "LID %u of port GUID 0x%016llx is remembered "
+				 "for port GUID 0x%016llx (LID %d, LMC %d): smctl lids --forget that "
+				 "GUID first if it is gone", v[i].lid, (unsigned long long)v[i].guid,
+				 (unsigned long long)col_guid(clash, 0), sqlite3_column_int(clash, 1),
+				 sqlite3_column_int(clash, 2));
+			st->clash = i;
+			r = -EEXIST;
+		} else if (rc != SQLITE_DONE) {
+			r = store_fail(s, rc, "reading LIDs");
+		}
+		sqlite3_reset(clash);
+		if (r)
+			break;
+		r = PUT_ROW(s, put, "saving a LID", V_INT((int64_t)v[i].guid), V_INT(v[i].lid),
+			    V_INT(v[i].lmc), V_INT(now));
+		if (r)
+			break;
+		e.port_guid = v[i].guid;
+		e.has_new = true;
+		e.new_i = v[i].lid;
+		e.detail = source;
+		r = event_add(s, ev, 0, now, &e);
+		st->imported += !r;
+	}
+	sqlite3_finalize(get);
+	sqlite3_finalize(clash);
+	sqlite3_finalize(put);
+	sqlite3_finalize(ev);
+	if (!r)
+		r = exec(s, "COMMIT", "committing");
+	if (r < 0) {
+		sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+		st->imported = 0;
+	}
+	return r;
+}
+
 /* ---- saving a sweep ---- */
 
 struct save {

@@ -111,6 +111,20 @@ int store_lid_lookup(struct store *s, uint64_t port_guid, uint16_t *lid);
  * it), *n entries; 0 or -errno.
  */
 int store_lid_reservations(struct store *s, struct lid_reservation **out, size_t *n);
+/*
+ * LIDs given out by another SM (OpenSM's guid2lid: db/guid2lid.h) become
+ * remembered LIDs, all in one transaction, each recorded as a lid_imported
+ * event whose detail is source. A GUID the database remembers a LID for
+ * keeps it (known; differ: how many of those the source gave another LID).
+ * An entry whose LIDs the database remembers for another GUID refuses the
+ * whole import: -EEXIST, *clash its index, store_errmsg() says whose.
+ */
+struct store_import_stats {
+	size_t imported, known, differ;
+	size_t clash;
+};
+int store_lid_import(struct store *s, const struct lid_reservation *v, size_t n,
+		     const char *source, int64_t now, struct store_import_stats *st);
 /* Drop the LID remembered for a port GUID (*lid: what it was); -ENOENT if none */
 int store_lid_forget(struct store *s, uint64_t port_guid, int64_t now, uint16_t *lid);
 /*

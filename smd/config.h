@@ -69,6 +69,8 @@ struct smd_config {
 	bool client_reregister;		/* a new master asks hosts to join again */
 	/* Partitions: an OpenSM partitions.conf; "" = none (every port in Default) */
 	char partition_config[PATH_MAX];
+	/* OpenSM's guid2lid, imported at the first start (smd/import_opensm.h); "": none */
+	char opensm_guid2lid[PATH_MAX];
 	/* issue 12: trust nothing on the wire */
 	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
 	uint64_t m_key;			/* the secret every port's M_Key is derived from; 0: off */

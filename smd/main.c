@@ -25,6 +25,7 @@
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
 #include "smd/partitions.h"
+#include "smd/import_opensm.h"
 #include "smd/trap.h"
 #include "topo/route.h"
 #include "mad/capture.h"
@@ -32,6 +33,8 @@
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
+/* The configuration lives in a directory of its own, with the partitions file */
+#define SMD_CONF SYSCONFDIR "/smd/smd.conf"
 
 #define EXIT_NOT_UP	1
 #define EXIT_USAGE	2
@@ -41,13 +44,14 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: smd [OPTIONS]\n"
 		"InfiniBand subnet manager.\n\n"
-		"  -c, --config FILE   configuration file (default " SYSCONFDIR "/smd.conf)\n"
+		"  -c, --config FILE   configuration file (default " SMD_CONF ")\n"
 		"  -d, --db FILE       SQLite database (overrides 'db')\n"
 		"  -p, --port SPEC     CA:PORT or port GUID (overrides 'port')\n"
 		"      --capture FILE  write every MAD to FILE, pcap (overrides 'capture')\n"
 		"  -o, --once          one sweep, then exit 0 if the subnet is up\n"
 		"  -n, --check-config  check the configuration and exit; with -v print it\n"
 		"  -v, --verbose       more logging (debug); with -n print the config\n"
+		"      --import-opensm FILE  print the smd.conf equivalent of OpenSM's opensm.conf\n"
 		"  -h, --help          this text\n"
 		"  -V, --version       print the version\n");
 }
@@ -299,9 +303,10 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "capture", required_argument, NULL, 'C' },
+		{ "import-opensm", required_argument, NULL, 'O' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *capture_path = NULL;
+	const char *capture_path = NULL, *import_path = NULL;
 	struct capture *cap = NULL;
 	const char *config_path = NULL, *db = NULL, *port = NULL;
 	bool once = false, check = false;
@@ -322,6 +327,7 @@ int main(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("smd %s\n", PACKAGE_VERSION); return 0;
 		case 'C': capture_path = optarg; break;
+		case 'O': import_path = optarg; break;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -330,10 +336,15 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	/* 0, 1 when some lines were not understood, 2 when the file cannot be read */
+	if (import_path) {
+		r = import_opensm_conf(import_path, stdout, stderr);
+		return r < 0 ? EXIT_USAGE : r;
+	}
 
 	config_defaults(&smd.cfg);
-	if (config_path || access(SYSCONFDIR "/smd.conf", F_OK) == 0) {
-		const char *path = config_path ? config_path : SYSCONFDIR "/smd.conf";
+	if (config_path || access(SMD_CONF, F_OK) == 0) {
+		const char *path = config_path ? config_path : SMD_CONF;
 
 		r = config_load(&smd.cfg, path, err, sizeof(err));
 		if (r < 0) {
@@ -362,6 +373,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check) {
+		r = import_guid2lid_check(&smd.cfg, smd.config_path, err, sizeof(err));
+		if (r < 0) {
+			fprintf(stderr, "smd: %s\n", err);
+			part_conf_free(smd.parts);
+			return EXIT_USAGE;
+		}
 		if (verbose) {
 			config_print(&smd.cfg, stdout);
 			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
@@ -427,6 +444,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	open_store(&smd);
+	/* opensm_guid2lid: refused, smd must not renumber the fabric */
+	if (import_guid2lid_start(&smd) < 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
 	sa_owner_init(&smd);
 	/* Every SMP carries the M_Key of the port it goes to (smd/mkey.h) */
 	r = mkey_new(&smd);

@@ -2,9 +2,10 @@
 # Golden config tests: `smd -nv -c X.conf` must print X.ok exactly, and the
 # printed form must parse again to itself; every bad-*.conf must be refused
 # with exit 2 and the message in bad-*.err (file:line: reason; @FILE@ is the
-# conf, @DIR@ its directory). *.partitions files (partition_config) are
-# copied along; the partitions -nv prints (as comments) must parse again, as
-# a partitions file, to the same partitions.
+# conf, @DIR@ its directory). *.partitions files (partition_config) and
+# *.guid2lid files (opensm_guid2lid) are copied along; the partitions -nv
+# prints (as comments) must parse again, as a partitions file, to the same
+# partitions.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SMD=${SMD:-$here/../../smd/smd}
@@ -24,7 +25,7 @@ copy() {
 	esac
 	echo "$tmp/$(basename "$1")"
 }
-cp "$here"/*.partitions "$tmp/"
+cp "$here"/*.partitions "$here"/*.guid2lid "$tmp/"
 # The partitions part of -nv output, uncommented: a partitions file again
 parts_of() {
 	sed -n '/^# partitions as smd reads them/,$p' "$1" | tail -n +2 | sed 's/^# //' | grep -v '^#'
@@ -57,6 +58,19 @@ for orig in "$here"/bad-*.conf; do
 		fail=$((fail + 1))
 	fi
 done
+# The installed etc/smd.conf lists every key, commented out, at its default:
+# uncommented, it is exactly the defaults
+etc=$here/../../etc/smd.conf
+sed -n 's/^#\([a-z_0-9]* =.*\)/\1/p' "$etc" >"$tmp/etc.conf"
+"$SMD" -nv -c /dev/null | grep -v '^#' >"$tmp/defaults"
+if "$SMD" -nv -c "$tmp/etc.conf" | grep -v '^#' | diff -u "$tmp/defaults" - >"$tmp/err" &&
+   diff <(sed 's/ =.*//' "$tmp/defaults" | sort) <(sed 's/ =.*//' "$tmp/etc.conf" | sort) \
+	>>"$tmp/err"; then
+	pass=$((pass + 1))
+else
+	echo "FAIL: etc/smd.conf: not every key at its default (keys, then values):"; cat "$tmp/err"
+	fail=$((fail + 1))
+fi
 # A missing file named with -c is an error too
 if "$SMD" -n -c "$tmp/nonexistent.conf" 2>/dev/null; then
 	echo "FAIL: missing config accepted"; fail=$((fail + 1))

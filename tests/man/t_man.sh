@@ -54,7 +54,7 @@ else
 fi
 
 # Every command smctl --help lists has its entry in smctl(8)
-cmds=$("$SMCTL" --help 2>&1 | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
+cmds=$("$SMCTL" --help 2>&1 | sed -n 's/^  \([a-z][a-z0-9-]*\) .*/\1/p')
 [ -n "$cmds" ] || bad "smctl --help listed no commands"
 for c in $cmds; do
 	if grep -qx -- "$c" "${TMPDIR:-/tmp}/smd-man-cmds.$$"; then
