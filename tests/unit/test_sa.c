@@ -1234,6 +1234,39 @@ static void test_services(void)
 	CHECK_EQ(sa_service_count(sa), 0);
 
 	/*
+	 * Its own GUID under a byte-swapped subnet prefix: taken, stored and
+	 * answered under the subnet's prefix, found by ServiceID and by the
+	 * real GID, deleted with the swapped one again. Another port's GUID
+	 * under that prefix: refused, even trusted.
+	 */
+	{
+		uint64_t swapped = __builtin_bswap64(env.subnet_prefix), pfx, g;
+
+		sr_make(&r, 0x5a5a, h1, "smd.test.swapped");
+		gid_encode(swapped, h1->guid, r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, &got), 0);
+		gid_decode(got.gid, &pfx, &g);
+		CHECK_EQ(pfx, env.subnet_prefix);
+		CHECK_EQ(g, h1->guid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+		gid_decode(got.gid, &pfx, &g);
+		CHECK_EQ(pfx, env.subnet_prefix);
+		CHECK(!strcmp((char *)got.name, "smd.test.swapped"));
+		sr_make(&r, 0x5a5a, h1, "");
+		CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID | SR_CM_GID, h3, NULL), 0);
+		gid_encode(swapped, h1->guid, r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL),
+			 SA_STATUS_INVALID_GID);
+		req_sm_key = 0x5eed;
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL),
+			 SA_STATUS_INVALID_GID);
+		req_sm_key = 0;
+		CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, &got), 0);
+		CHECK(!strcmp((char *)got.name, "smd.test.swapped"));
+		CHECK_EQ(sa_service_count(sa), 0);
+	}
+
+	/*
 	 * Partitions: h1 and h3 in 0x8001 (h3 a limited member), h2 in the
 	 * default partition only. A service in 0x8001 needs a port that holds
 	 * it, and is seen by members that share it only.
