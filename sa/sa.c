@@ -171,6 +171,14 @@ bool sa_trusted(const struct sa *sa, const struct sa_mad *req)
 	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
 }
 
+void sa_judge_key(struct sa *sa, const struct sa_mad *req)
+{
+	sa->req_trusted = sa_trusted(sa, req);
+	/* A key shown to be trusted, but not the one: a guess, or a stale key */
+	if (req->sm_key && !sa->req_trusted)
+		sa->stats.bad_keys++;
+}
+
 /* The P_Keys p holds (fabric_port_pkeys: the default one when not known) */
 static size_t port_pkeys(const struct fab_port *p, const uint16_t **out)
 {
@@ -1763,7 +1771,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	}
 	/* Partitions: what this requester may see (sa/sa_part.c) */
 	sa->requester = fabric_port_by_lid(sa->f, from->slid);
-	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
+	sa_judge_key(sa, &req);
 	if (modify) {
 		answer_modify(sa, &req, from);
 		return;

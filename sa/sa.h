@@ -53,7 +53,8 @@ struct sa_env {
 	void (*mcast_changed)(void *ctx);
 	/*
 	 * Requests carrying this SM_Key are trusted (ProxyJoin for another
-	 * port, IBA 15.2.5.17); 0: nobody is.
+	 * port, IBA 15.2.5.17); 0: nobody is. Others carrying a non-zero
+	 * SM_Key are counted (sa_stats.bad_keys), never logged one by one.
 	 */
 	uint64_t trusted_key;
 	/*
@@ -101,6 +102,7 @@ struct sa_stats {
 	uint64_t refused;	/* NO_RESOURCES: a client past its limits, or all clients' */
 	uint64_t segments;
 	uint64_t shed;		/* dropped as read: their port had too many waiting */
+	uint64_t bad_keys;	/* requests with an SM_Key that is not the trusted one */
 	uint16_t shed_lid;	/* ... the last of them from this LID */
 };
 

@@ -69,6 +69,8 @@ bool sa_port_owns_guid(const struct sa *sa, const struct fab_port *p, uint64_t g
 uint64_t sa_alias_owner(const struct sa *sa, uint64_t guid);
 /* A request that carries the SM_Key smd trusts (0: none is trusted) */
 bool sa_trusted(const struct sa *sa, const struct sa_mad *req);
+/* The request about to be answered: sets req_trusted, counts a wrong SM_Key */
+void sa_judge_key(struct sa *sa, const struct sa_mad *req);
 /* The SA's clock, monotonic microseconds */
 uint64_t sa_clock(const struct sa *sa);
 /* The requesting port a LID stands for (its base LID), whose limits apply */

@@ -64,6 +64,16 @@ static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t 
 	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
 }
 
+/*
+ * The SM_Key that makes an SA request trusted (IBA 15.2.1.1): sa_key when
+ * set, so that the hosts given it cannot also take the subnet over with
+ * it; else the subnet's sm_key, as before sa_key existed
+ */
+static uint64_t sa_trusted_key(const struct smd_config *c)
+{
+	return c->sa_key ? c->sa_key : c->sm_key;
+}
+
 struct sl2vl_ctx {
 	void (*done)(void *arg, int status, const uint8_t vl[16]);
 	void *arg;
@@ -214,14 +224,15 @@ static void reload_config(struct smd *smd)
 		warn_layered(&c);
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	if (c.sa_key != smd->cfg.sa_key)
+		log_notice("SIGHUP: sa_key %s", c.sa_key ? "changed" : "removed");
 	old = smd->cfg;
 	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
-	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
-	smd->sa_env.trusted_key = c.sm_key;
+	smd->sa_env.trusted_key = sa_trusted_key(&c);
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 	/* The partitions and their IPoIB groups follow (smd/partitions.c); the
 	 * keys they come from change only with them, so that status and
@@ -436,7 +447,7 @@ int main(int argc, char **argv)
 		.subnet_prefix = smd.cfg.subnet_prefix,
 		.packet_life_time = smd.cfg.packet_life_time,
 		.send = sa_send, .read_sl2vl = sa_read_sl2vl, .ctx = &smd,
-		.vlarb = &smd.vlarb[0][0], .trusted_key = smd.cfg.sm_key,
+		.vlarb = &smd.vlarb[0][0], .trusted_key = sa_trusted_key(&smd.cfg),
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {

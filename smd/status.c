@@ -193,6 +193,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->sminfo_refused = smd->sminfo_refused;
 
 	s->sa_serving = smd->sa_serving;
+	s->sa_key = smd->cfg.sa_key != 0;
 	if (smd->sa) {
 		const struct sa_stats *ss = sa_stats(smd->sa);
 
@@ -202,6 +203,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 		s->sa_errors = ss->errors;
 		s->sa_refused = ss->refused;
 		s->sa_dropped = ss->dropped + ss->shed;
+		s->sa_bad_keys = ss->bad_keys;
 	}
 	fill_mcast(smd, s);
 

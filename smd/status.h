@@ -117,6 +117,8 @@ struct status_snapshot {
 	bool sa_serving;
 	bool has_sa;
 	uint64_t sa_received, sa_answered, sa_errors, sa_refused, sa_dropped;
+	bool sa_key;			/* sa_key set: sm_key no longer makes SA requests trusted */
+	uint64_t sa_bad_keys;		/* SA requests with an SM_Key not trusted */
 
 	bool has_mcast;
 	size_t mc_groups, mc_memberships;

@@ -1200,9 +1200,15 @@ static void test_services(void)
 	/* Not its port's: refused, unless trusted */
 	sr_make(&r, 0x99, h1, "smd.test.b");
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 0);
+	/* Another key (sm_key where sa_key is the trusted one, say): not trusted, counted */
+	req_sm_key = 0x5eee;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 1);
 	req_sm_key = 0x5eed;
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, &got), 0);
 	CHECK_EQ(got.lease, SR_LEASE_INFINITE);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 1);
 	req_sm_key = 0;
 	/* Components missing; a GID nobody has */
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_CM_ID, h1, NULL), SA_STATUS_INSUFFICIENT);
