@@ -221,6 +221,14 @@ int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b)
 	return 0;
 }
 
+enum iba_speed fabric_port_speed(const struct fab_port *p)
+{
+	const struct fab_port *caps = p->node->type == NODE_TYPE_SWITCH ? &p->node->ports[0] : p;
+
+	/* IBA 14.2.5.6: CapabilityMask is reserved on a switch's external ports */
+	return iba_speed_active(&p->pi, caps->pi_valid ? &caps->pi : NULL, p->fdr10);
+}
+
 bool fabric_is_endport(const struct fab_port *p)
 {
 	if (p->node->type == NODE_TYPE_SWITCH)

@@ -39,6 +39,7 @@ struct fab_port {
 	bool pkey_enforce;		/* switch port: partition enforcement wanted on it */
 	bool has_path;
 	bool peer_lost;			/* link up but the peer never answered */
+	bool fdr10;			/* FDR10 active: its vendor ExtendedPortInfo says so */
 };
 
 struct fab_node {
@@ -93,6 +94,11 @@ int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b);
 int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct fab_node *n),
 			void *ctx);
 struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
+/*
+ * The speed port p's link runs at (iba_speed_active): a switch's external
+ * ports go by the CapabilityMask of its port 0
+ */
+enum iba_speed fabric_port_speed(const struct fab_port *p);
 /* Endports hold LIDs: switch port 0, and CA/router ports */
 bool fabric_is_endport(const struct fab_port *p);
 /*
