@@ -223,6 +223,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->smps_sent = st->smps_sent;
 	s->smps_timed_out = st->smps_timed_out;
 	s->smps_lost = st->smps_lost;
+	s->smps_all = smd->smps_base + (smd->txn ? txn_stats(smd->txn)->sent : 0);
 	s->traps = st->traps;
 	fill_traps(smd, s);
 	s->resweep_pending = smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") : "no";

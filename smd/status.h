@@ -141,6 +141,7 @@ struct status_snapshot {
 	bool last_failed;		/* it did not complete: its counters mean nothing */
 
 	uint64_t smps_sent, smps_timed_out, smps_lost;
+	uint64_t smps_all;		/* every SMP sent since start: sweeps, SA, polls */
 	uint64_t traps;
 	bool has_traps;
 	uint64_t trap_swept, trap_held_back, trap_reported, trap_ignored, trap_unknown,

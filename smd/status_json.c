@@ -269,6 +269,7 @@ void status_json(const struct status_snapshot *s, struct json *j)
 	json_mcast(s, j);
 	json_sweeps(s, j);
 	status_json_smps(j, "smps", s->smps_sent, s->smps_timed_out, s->smps_lost);
+	json_u64(j, "smps_all", s->smps_all);
 	json_traps(s, j);
 	json_str(j, "resweep_pending", s->resweep_pending);
 	json_u64(j, "problems", s->problems);

@@ -250,6 +250,7 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx)
 	text_sweeps(s, emit, ctx);
 	emit(ctx, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 	     s->smps_sent, s->smps_timed_out, s->smps_lost);
+	emit(ctx, "smps_all: %" PRIu64 " sent since start (sweeps, SA, SM polls)\n", s->smps_all);
 	text_traps(s, emit, ctx);
 	emit(ctx, "resweep_pending: %s\n", s->resweep_pending);
 	if (s->last && !s->last_failed) {

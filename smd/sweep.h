@@ -31,6 +31,7 @@ struct sweep_result {
 	unsigned int tables_kept;	/* read and found right */
 	unsigned int tables_trusted;	/* nodes whose tables were not read (unchanged) */
 	unsigned int table_errors;	/* tables that could not be programmed */
+	unsigned int nodes_known;	/* nodes whose tables the last sweep's model gave */
 	unsigned int vls;		/* data VLs the routes use */
 	unsigned int vls_budget;	/* data VLs the engine was allowed */
 	char engine[48];		/* the routing engine used ("dfree, repaired") */
