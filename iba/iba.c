@@ -166,6 +166,29 @@ enum iba_speed iba_speed_active(const struct port_info *pi, const struct port_in
 	}
 }
 
+bool iba_has_mlnx_ext_port_info(uint32_t vendor_id, uint16_t device_id)
+{
+	/* Bull's OEM devices: SwitchX, Switch-IB (2), Quantum, ConnectX-3, -IB, -4 */
+	static const uint16_t bull[] = {
+		0x1b02, 0x1b50, 0x1ba0, 0x1bd0, 0x1bd1, 0x1bd2, 0x1bd3, 0x1bd4, 0x1bd5, 0x1bf0,
+		0x1b33, 0x1b73, 0x1b40, 0x1b41, 0x1b60, 0x1b61, 0x1b83, 0x1b93, 0x1b94,
+		0x1bb4, 0x1bb5, 0x1bc4, 0x1bc5, 0x1bc6,
+	};
+
+	/* Switches: SwitchX and after; CAs: ConnectX-3 to ConnectX-7, BlueField-2 */
+	if ((device_id >= 0xc738 && device_id <= 0xc73b) || device_id == 0xc839 ||
+	    device_id == 0xcb20 || device_id == 0xcf08 || device_id == 0xcf09 ||
+	    device_id == 0xd2f0 || (device_id >= 0x1003 && device_id <= 0x101b) ||
+	    device_id == 0xa2d2)
+		return true;
+	if (vendor_id != 0x119f)
+		return false;
+	for (size_t i = 0; i < sizeof(bull) / sizeof(bull[0]); i++)
+		if (bull[i] == device_id)
+			return true;
+	return false;
+}
+
 const char *iba_speed_name(enum iba_speed s)
 {
 	static const char *const names[] = {

@@ -52,6 +52,11 @@
 #define SMP_ATTR_MFT		0x001b
 #define SMP_ATTR_SM_INFO	0x0020
 #define SMP_ATTR_NOTICE		0x0002
+/*
+ * Mellanox's vendor SMP attribute ExtendedPortInfo (the IBA leaves
+ * 0xFF00-0xFFFF to vendors): the one place a port says it runs FDR10
+ */
+#define SMP_ATTR_MLNX_EXT_PORT_INFO	0xff90
 
 /* NodeInfo.NodeType (IBA 14.2.5.3) */
 #define NODE_TYPE_CA		1
@@ -270,6 +275,24 @@ enum iba_speed {
 enum iba_speed iba_speed_active(const struct port_info *pi, const struct port_info *caps,
 				bool fdr10);
 /* "SDR" ... "XDR", as ibnetdiscover names them; "" for NONE (none, or unknown to smd) */
+/*
+ * Mellanox ExtendedPortInfo (SMP_ATTR_MLNX_EXT_PORT_INFO; its layout as
+ * rdma-core's libibmad gives it): StateChangeEnable, LinkSpeedSupported,
+ * LinkSpeedEnabled, LinkSpeedActive, each bit 0 FDR10
+ */
+struct mlnx_ext_port_info {
+	uint8_t state_change_enable;
+	uint8_t link_speed_supported;
+	uint8_t link_speed_enabled;
+	uint8_t link_speed_active;
+};
+#define MLNX_EXT_SPEED_FDR10	0x01
+/*
+ * Whether a node of this vendor and device ID answers ExtendedPortInfo:
+ * the Mellanox devices of FDR10's time and after (SwitchX, ConnectX-3 on),
+ * and their Bull OEM versions, as OpenSM and ibnetdiscover list them
+ */
+bool iba_has_mlnx_ext_port_info(uint32_t vendor_id, uint16_t device_id);
 const char *iba_speed_name(enum iba_speed s);
 /* Lanes of a LinkWidthActive value (1x 1, 2x 2, 4x 4, 8x 8, 12x 12; 0: not a width) */
 unsigned int iba_width_lanes(uint8_t width_active);

@@ -465,6 +465,15 @@ void port_info_encode(const struct port_info *pi, uint8_t d[SMP_DATA_SIZE])
 #undef X
 }
 
+int mlnx_ext_port_info_decode(const uint8_t d[SMP_DATA_SIZE], struct mlnx_ext_port_info *e)
+{
+	e->state_change_enable = (uint8_t)GET(d, 24, 8);
+	e->link_speed_supported = (uint8_t)GET(d, 56, 8);
+	e->link_speed_enabled = (uint8_t)GET(d, 88, 8);
+	e->link_speed_active = (uint8_t)GET(d, 120, 8);
+	return 0;
+}
+
 void sl2vl_table_decode(const uint8_t d[SMP_DATA_SIZE], uint8_t vl[16])
 {
 	for (unsigned int sl = 0; sl < 16; sl++)

@@ -1519,6 +1519,71 @@ static int phase_vl_tables(struct sweep *sw)
 	return 0;
 }
 
+/* ---- FDR10: a QDR port may run it, and only its vendor attribute says so ---- */
+
+/*
+ * A port whose PortInfo says QDR (no extended speed) on a node that answers
+ * Mellanox ExtendedPortInfo may run FDR10 (10 Gb/s a lane with 64b/66b
+ * coding): its ExtendedPortInfo says. What the last sweep found stays
+ * while the node was not reset (tbl_old: judged before this sweep brings
+ * ports up); others are read, one SMP a port. The rate codes are QDR's
+ * either way: smctl, the dumps and the database name the speed.
+ */
+static void fdr10_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct mlnx_ext_port_info e;
+
+	(void)req;
+	if (status == 0 && mlnx_ext_port_info_decode(resp->data, &e) == 0)
+		sc->port->fdr10 = (e.link_speed_active & MLNX_EXT_SPEED_FDR10) != 0;
+	free(sc);
+}
+
+static int phase_fdr10(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	int r;
+
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+		const struct fab_node *old;
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
+		if (!iba_has_mlnx_ext_port_info(n->ni.vendor_id, n->ni.device_id))
+			continue;
+		old = tbl_old(sw, n);
+		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			const struct dr_path *path = n->type == NODE_TYPE_SWITCH ? &n->path :
+						    fabric_port_route(p);
+			struct set_ctx *sc;
+			struct smp req;
+
+			if (!fabric_port_linked(p) || !p->pi_valid ||
+			    fabric_port_speed(p) != IBA_SPEED_QDR || !path)
+				continue;
+			if (old && fabric_port_linked(&old->ports[pn]) &&
+			    old->ports[pn].pi.link_speed_active == p->pi.link_speed_active &&
+			    old->ports[pn].pi.link_width_active == p->pi.link_width_active) {
+				p->fdr10 = old->ports[pn].fdr10;
+				continue;
+			}
+			sc = calloc(1, sizeof(*sc));
+			if (!sc)
+				return -ENOMEM;
+			sc->sw = sw;
+			sc->port = p;
+			smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_MLNX_EXT_PORT_INFO, pn, path);
+			if (submit(sw, &req, fdr10_cb, sc) < 0)
+				return sw->err;
+		}
+	}
+	return 0;
+}
+
 /* ---- forwarding tables ---- */
 
 static void lft_block_want(const struct fab_node *n, uint32_t block, struct lft_block *b)
@@ -2005,6 +2070,7 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
 	{ "pkeys",       pkeys_enter,    NULL,        phase_pkeys,           pkeys_done,   0 },
 	{ "vl-tables",   vl_plan_enter,  NULL,        phase_vl_tables,       NULL,         0 },
+	{ "fdr10",       NULL,           NULL,        phase_fdr10,           NULL,         0 },
 	{ "ports",       NULL,           NULL,        phase_configure_ports, NULL,         0 },
 	{ "lfts",        NULL,           NULL,        phase_program_lfts,    NULL,         0 },
 	{ "switch-info", NULL,           NULL,        phase_switch_info,     NULL,         0 },

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One heavy sweep as a list of phases (sweep_phases[] in sweep.c): discover,
- * elect, assign LIDs, route, read P_Keys, VL tables, configure ports (LIDs,
- * MTU, VLs; INIT -> ARMED), program LFTs and SwitchInfo, activate (ARMED ->
- * ACTIVE), multicast, verify, save. It never waits: the event loop moves it
+ * elect, assign LIDs, route, read P_Keys, VL tables, FDR10, configure ports
+ * (LIDs, MTU, VLs; INIT -> ARMED), program LFTs and SwitchInfo, activate
+ * (ARMED -> ACTIVE), multicast, verify, save. It never waits: the event loop moves it
  * on (sweep_advance) and its CPU-long parts run on the worker thread.
  */
 #ifndef SMD_SWEEP_H

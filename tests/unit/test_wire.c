@@ -147,6 +147,14 @@ static const struct field port_fields[] = {
 	F(port_info, link_speed_ext_enabled, 5, IB_PORT_LINK_SPEED_EXT_ENABLED_F),
 };
 
+/* Mellanox ExtendedPortInfo (a vendor attribute) */
+static const struct field mlnx_epi_fields[] = {
+	F(mlnx_ext_port_info, state_change_enable, 8, IB_MLNX_EXT_PORT_STATE_CHG_ENABLE_F),
+	F(mlnx_ext_port_info, link_speed_supported, 8, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F),
+	F(mlnx_ext_port_info, link_speed_enabled, 8, IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F),
+	F(mlnx_ext_port_info, link_speed_active, 8, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F),
+};
+
 /* SwitchInfo, IBA 14.2.5.4 table 148 */
 static const struct field sw_fields[] = {
 	F(switch_info, lft_cap, 16, IB_SW_LINEAR_FDB_CAP_F),
@@ -1051,6 +1059,36 @@ static void test_rates(void)
 	CHECK_EQ(iba_rate_from_link(2, IBA_SPEED_NONE), 3);
 }
 
+/* ExtendedPortInfo against libibmad's field table; FDR10 where it says so */
+static void test_mlnx_ext_port_info(void)
+{
+	uint8_t buf[SMP_DATA_SIZE];
+	/* member_get may read 8 bytes: room for them past the 4-byte struct */
+	union { struct mlnx_ext_port_info e; uint64_t room[2]; } u = { { 0 } };
+	struct mlnx_ext_port_info e;
+
+	for (int it = 0; it < ITERS; it++) {
+		rnd_fill(buf, sizeof(buf));
+		CHECK_EQ(mlnx_ext_port_info_decode(buf, &u.e), 0);
+		for (size_t i = 0; i < NFIELDS(mlnx_epi_fields); i++)
+			check_field("MLNX ExtendedPortInfo", &mlnx_epi_fields[i],
+				    member_get(&u, &mlnx_epi_fields[i]),
+				    ib_get(buf, &mlnx_epi_fields[i]));
+	}
+	memset(buf, 0, sizeof(buf));
+	buf[15] = MLNX_EXT_SPEED_FDR10;
+	mlnx_ext_port_info_decode(buf, &e);
+	CHECK_EQ(e.link_speed_active, MLNX_EXT_SPEED_FDR10);
+	CHECK_EQ(e.link_speed_enabled, 0);
+	/* The devices that answer it: SwitchX, ConnectX-3 and after, Bull's OEM ones */
+	CHECK(iba_has_mlnx_ext_port_info(0x02c9, 0xc738));
+	CHECK(iba_has_mlnx_ext_port_info(0x02c9, 0x1003));
+	CHECK(iba_has_mlnx_ext_port_info(0x119f, 0x1b33));
+	CHECK(!iba_has_mlnx_ext_port_info(0x02c9, 0x1b33));
+	CHECK(!iba_has_mlnx_ext_port_info(0x02c9, 0x6340));	/* InfiniHost III */
+	CHECK(!iba_has_mlnx_ext_port_info(0x08f1, 0x5a40));
+}
+
 static void test_lft_block(void)
 {
 	uint8_t buf[SMP_DATA_SIZE];
@@ -1712,6 +1750,7 @@ int main(void)
 	RUN(test_port_info);
 	RUN(test_port_info_xdr);
 	RUN(test_rates);
+	RUN(test_mlnx_ext_port_info);
 	RUN(test_lft_block);
 	RUN(test_sl2vl);
 	RUN(test_vl_arb);
