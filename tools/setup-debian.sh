@@ -8,6 +8,10 @@ pkgs=(
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
 	tshark
 	systemd
+	# promtool checks the metrics pages (prometheus: 19 MB, 96 MB installed;
+	# on a host booted with systemd its postinst starts a Prometheus
+	# server: systemctl disable --now prometheus if that is not wanted)
+	prometheus
 )
 missing=()
 for p in "${pkgs[@]}"; do
