@@ -8,8 +8,9 @@
  * before its samples, a family's samples together, no sample twice,
  * counters named _total, label values escaped and UTF-8, values numbers);
  * the writer escapes hostile label values (a node description off the
- * wire) and refuses what would break a page. `test_metrics --dump DIR`
- * writes the pages for promtool (metrics_promtool.sh).
+ * wire) and refuses what would break a page; man/smd_exporter.8 names every
+ * family. `test_metrics --dump DIR` writes the pages for promtool
+ * (metrics_promtool.sh).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -27,6 +28,7 @@
 #include "util/utf8.h"
 
 static struct sweep_result sweep;
+static char *man;		/* man/smd_exporter.8 */
 
 enum kind { MASTER, STANDBY, STARTING, FAILED, NKINDS };
 static const char *const kind_name[NKINDS] = { "master", "standby", "starting", "failed" };
@@ -304,6 +306,21 @@ static double value_of(const char *text, const char *sample)
 	return found == 1 ? v : NAN;
 }
 
+/* word occurs in s on its own (not inside a longer name) */
+static bool has_word(const char *s, const char *word)
+{
+	size_t n = strlen(word);
+
+	for (const char *p = strstr(s, word); p; p = strstr(p + 1, word)) {
+		bool before = p == s || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+		bool after = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+
+		if (before && after)
+			return true;
+	}
+	return false;
+}
+
 /* ---- the tests ---- */
 
 static void test_problem_counters(void)
@@ -364,6 +381,9 @@ static void test_format(void)
 			}
 			CHECK_MSG(sum == 1, "%s: one SM state is 1 (sum %g)", kind_name[k], sum);
 		}
+		for (unsigned int i = 0; i < pg.nfamilies; i++)
+			CHECK_MSG(man && has_word(man, pg.family[i]),
+				  "man/smd_exporter.8 names %s", pg.family[i]);
 		page_free(&pg);
 		free(t);
 	}
@@ -518,6 +538,26 @@ static void test_reader(void)
 	}
 }
 
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
 /* Every page, and one with hostile port labels, as files for promtool */
 static int dump(const char *dir)
 {
@@ -558,13 +598,20 @@ static int dump(const char *dir)
 
 int main(int argc, char **argv)
 {
+	const char *srcdir = getenv("srcdir");
+	char path[4096];
+
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
 		return dump(argv[2]);
+	snprintf(path, sizeof(path), "%s/man/smd_exporter.8", srcdir ? srcdir : ".");
+	man = read_file(path);
+	CHECK_MSG(man != NULL, "cannot read %s", path);
 	RUN(test_problem_counters);
 	RUN(test_format);
 	RUN(test_values);
 	RUN(test_escaping);
 	RUN(test_refused);
 	RUN(test_reader);
+	free(man);
 	return unit_report();
 }
