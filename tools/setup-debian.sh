@@ -10,7 +10,7 @@ pkgs=(
 	systemd
 	# smd_exporter's HTTP server; curl scrapes it in the tests, setfacl
 	# opens the control socket to it (t_exporter.sh), promtool checks the
-	# metrics pages (prometheus: 19 MB, 96 MB installed;
+	# pages and the dashboard's queries (prometheus: 19 MB, 96 MB installed;
 	# on a host booted with systemd its postinst starts a Prometheus
 	# server: systemctl disable --now prometheus if that is not wanted)
 	libmicrohttpd-dev curl acl prometheus
