@@ -2,7 +2,8 @@
 # smd_exporter against a stand-in for smd that answers badly (fake_smd.py):
 # garbage, an ERROR, no status line, the exporter's own series, a hang-up,
 # silence, a drip that never ends, an answer without end. Every scrape still
-# gets 200 with smd_up 0 (and the reason logged), within the timeout, and
+# gets 200 with smd_up 0 (and the reason logged), within its timeout (the
+# whole answer's, not a read's: the drip sends a byte every 0.2 s), and
 # the exporter lives on; good answers, even in pieces, are relayed with
 # smd_up 1. Idle HTTP clients and a request that is not HTTP cost it
 # nothing. Its flags: --help, --version, bad values (exit 2), an address it
@@ -55,8 +56,10 @@ check wait_for "$tmp/fake.log" ready
 exp_pid=$!
 check wait_for "$tmp/exp.log" "listening on"
 port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\),.*/\1/p' "$tmp/exp.log")
-# scrape OUT: the status code; the body in OUT (the bound is only against a hang)
-scrape() { curl -s -o "$1" -w '%{http_code}' --max-time 60 "http://127.0.0.1:$port/metrics"; }
+# scrape OUT: the status code; the body in OUT. smd's answer may take 2 s
+# (--control-timeout); the bound, far above, fails a scrape that waits on a
+# silent smd (300 s) or a drip (one byte every 0.2 s for 300 s)
+scrape() { curl -s -o "$1" -w '%{http_code}' --max-time 30 "http://127.0.0.1:$port/metrics"; }
 val() { awk -v s="$2" '$1 == s { print $2; n++ } END { exit n != 1 }' "$1"; }
 i=0
 for mode in $modes; do

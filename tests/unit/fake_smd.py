@@ -13,8 +13,8 @@ request line is read first. One line per connection goes to stdout:
   nostatus  the format, then OK with no status line before it
   own       a series the exporter writes itself (smd_up)
   close     hang up without a word
-  silent    say nothing, keep the connection open
-  drip      one valid byte every 0.2 s, never the end
+  silent    say nothing, keep the connection open (300 s)
+  drip      one valid byte every 0.2 s, never the end (300 s)
   huge      valid-looking lines without end (the exporter's size bound stops it)
 """
 import socket
@@ -28,7 +28,7 @@ GOOD = (b"# HELP smd_fake_total A fake counter\n# TYPE smd_fake_total counter\n"
 
 def serve(conn, mode):
     try:
-        conn.settimeout(30)
+        conn.settimeout(300)
         req = b""
         while not req.endswith(b"\n"):
             d = conn.recv(512)
@@ -56,9 +56,9 @@ def serve(conn, mode):
         elif mode == "close":
             pass
         elif mode == "silent":
-            time.sleep(20)
+            time.sleep(300)
         elif mode == "drip":
-            for _ in range(100):
+            for _ in range(1500):
                 conn.sendall(b"s")
                 time.sleep(0.2)
         elif mode == "huge":
