@@ -29,6 +29,7 @@
 #include "mad/port.h"
 #include "smd/control.h"
 #include "util/json.h"
+#include "util/metrics.h"
 #include "util/text.h"
 #include "smd/mcast.h"
 #include "topo/mc.h"
@@ -230,6 +231,39 @@ static void cmd_status(struct ctl_client *cl)
 		status_text(&s, emit_line, cl);
 		out_add(cl, "OK\n");
 	}
+	status_release(&s);
+}
+
+/*
+ * metrics: the same snapshot in Prometheus's text format (smd_exporter
+ * relays it), then the status line. Read-only, like status.
+ */
+static void cmd_metrics(struct ctl_client *cl)
+{
+	struct status_snapshot s;
+	struct metrics m;
+	const char *t;
+
+	if (cl->json) {
+		out_error(cl, "metrics has no JSON form");
+		return;
+	}
+	if (status_fill(cl->ctl->smd, &s) < 0) {
+		out_error(cl, "out of memory");
+		return;
+	}
+	metrics_init(&m);
+	status_metrics(&s, &m);
+	t = metrics_text(&m);
+	if (!t)
+		out_error(cl, "out of memory");
+	else if (metrics_len(&m) + 64 > CONTROL_OUT_MAX)
+		/* Said, not a connection dropped halfway (out_add would break it) */
+		out_error(cl, "the metrics answer (%zu bytes) is over the control socket's %u",
+			  metrics_len(&m), CONTROL_OUT_MAX);
+	else
+		out_add(cl, "%sstatus: %s\nOK\n", t, s.status);
+	metrics_free(&m);
 	status_release(&s);
 }
 
@@ -522,6 +556,8 @@ static void cmd_help(struct ctl_client *cl)
 		"command: resweep [--heavy]: sweep now, light (heavy if it finds a change) or "
 		"heavy (full re-discovery); answer when it ended\n"
 		"command: check-routes: the route verifier's verdict on the current routes\n"
+		"command: metrics: status as Prometheus metrics (text format 0.0.4), what "
+		"smd_exporter serves\n"
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
 		"command: help: this list\n"
@@ -605,6 +641,8 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_resweep(cl, argc, argv);
 	else if (!strcmp(argv[0], "check-routes") && argc == 1)
 		cmd_check_routes(cl);
+	else if (!strcmp(argv[0], "metrics") && argc == 1)
+		cmd_metrics(cl);
 	else if (!strcmp(argv[0], "help") && argc == 1)
 		cmd_help(cl);
 	else if (!strcmp(argv[0], "sm-enable") && argc == 1)
@@ -612,7 +650,8 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 	else if (!strcmp(argv[0], "partitions"))
 		cmd_partitions(cl, argc, argv);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
-		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable"))
+		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable") ||
+		 !strcmp(argv[0], "metrics"))
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
 		out_error(cl, "unknown command '%s' (try help)",

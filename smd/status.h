@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What `smctl status` shows, as one model: the daemon fills a snapshot
- * (status_fill, status.c) once per request, and two renderers show it,
- * as text (status_text.c) and as JSON (status_json.c); STATUS= for systemd
- * is a third, one line (status_summary). The renderers read only the
+ * (status_fill, status.c) once per request, and renderers show it, as text
+ * (status_text.c), as JSON (status_json.c) and as Prometheus metrics
+ * (status_metrics.c, the control socket's `metrics`); STATUS= for systemd
+ * is one more, one line (status_summary). The renderers read only the
  * snapshot, never the daemon, so a test can render any snapshot it makes.
  *
  * The sweep's problem counters are listed once, in status_problems[]
- * (field, JSON key, words); both renderers, the resweep answer and the
- * test that checks man/smctl.8 go through that table.
+ * (field, JSON key, words); the renderers (the key is the metrics' problem
+ * label), the resweep answer and the test that checks man/smctl.8 go
+ * through that table.
  */
 #ifndef SMD_STATUS_H
 #define SMD_STATUS_H
@@ -23,6 +25,7 @@
 
 struct smd;
 struct json;
+struct metrics;
 
 /* One problem counter of a sweep: its field in struct sweep_result, its names */
 struct status_problem {
@@ -167,6 +170,8 @@ typedef void (*status_emit)(void *ctx, const char *fmt, ...) __attribute__((form
 void status_text(const struct status_snapshot *s, status_emit emit, void *ctx);
 /* The JSON answer: one object whose first member is "status" */
 void status_json(const struct status_snapshot *s, struct json *j);
+/* The metrics answer: Prometheus's text format, one family after the other */
+void status_metrics(const struct status_snapshot *s, struct metrics *m);
 /* {"sent":..,"timed_out":..,"unanswered":..} as member key */
 void status_json_smps(struct json *j, const char *key, uint64_t sent, uint64_t timed_out,
 		      uint64_t unanswered);

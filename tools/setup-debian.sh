@@ -8,6 +8,12 @@ pkgs=(
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
 	tshark
 	systemd
+	# smd_exporter's HTTP server; curl scrapes it in the tests, setfacl
+	# opens the control socket to it (t_exporter.sh), promtool checks the
+	# pages and the dashboard's queries (prometheus: 19 MB, 96 MB installed;
+	# on a host booted with systemd its postinst starts a Prometheus
+	# server: systemctl disable --now prometheus if that is not wanted)
+	libmicrohttpd-dev curl acl prometheus
 )
 missing=()
 for p in "${pkgs[@]}"; do
