@@ -89,6 +89,7 @@ struct parser {
 	size_t errlen;
 	uint64_t guid;			/* from the last *guid= line, for the next header */
 	uint8_t guid_type;		/* NODE_TYPE_* that line was for */
+	uint32_t guid_line;
 	uint32_t cur;			/* the node whose port lines these are */
 };
 
@@ -305,6 +306,7 @@ static int parse_key(struct parser *ps, const char *s, const char *e)
 			return fail(ps, "%s: a second GUID line before its node", keys[i].key);
 		ps->guid = g;
 		ps->guid_type = keys[i].type;
+		ps->guid_line = ps->line;
 		return 0;
 	}
 	return fail(ps, "unknown key '%.*s' (switchguid, caguid, rtguid, sysimgguid, vendid, "
@@ -617,10 +619,12 @@ static int unique_guids(struct parser *ps)
 		h = (size_t)((g * UINT64_C(0x9e3779b97f4a7c15)) >> 20) & (size - 1);
 		for (; t[h] != PLAN_NONE; h = (h + 1) & (size - 1))
 			if (p->nodes[t[h]].guid == g) {
+				uint32_t first = p->nodes[t[h]].line;
+
 				ps->line = p->nodes[i].line;
 				free(t);
 				return fail(ps, "GUID 0x%016" PRIx64 " again (first on line %u)", g,
-					    p->nodes[t[h]].line);
+					    first);
 			}
 		t[h] = i;
 	}
@@ -656,8 +660,8 @@ int plan_parse(const char *text, size_t len, const char *name, struct plan **out
 		s = nl ? nl + 1 : end;
 	}
 	if (!r && ps.guid) {
-		ps.line++;
-		r = fail(&ps, "the file ends after a GUID line, without its node");
+		ps.line = ps.guid_line;
+		r = fail(&ps, "a GUID line, and the file ends before its node");
 	}
 	if (!r && !ps.p->nnodes) {
 		ps.line = ps.line ? ps.line : 1;

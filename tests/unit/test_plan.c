@@ -184,7 +184,7 @@ static void test_parse_errors(void)
 		{ "switchguid=0x1\nSwitch 4 \"a\"\nswitchguid=0x1\nSwitch 4 \"b\"\n",
 		  "plan:4: GUID 0x0000000000000001 again (first on line 2)" },
 		{ "Switch 4 \"a\"\nswitchguid=0x1\n",
-		  "plan:3: the file ends after a GUID line, without its node" },
+		  "plan:2: a GUID line, and the file ends before its node" },
 		{ "", "plan:1: no nodes: an empty plan" },
 		{ "# only\n\n", "plan:2: no nodes" },
 		{ "Switch 4 \"a\"\n\x7f" "ELF\x01\x02\n", "plan:2: binary data (byte 0x01)" },
