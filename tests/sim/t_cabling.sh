@@ -10,6 +10,7 @@
 #     every CA port reaches every LID (checkfabric.py, LFTs read back).
 #  3. A link trained at 1x is degraded; a host on another leaf's port is
 #     reported and stays ACTIVE.
+#     The exporter's metrics count the same.
 #  4. smctl topology --slurm puts every host under the leaf ibnetdiscover
 #     shows (checkslurm.py parses it as Slurm does), --json the same tree.
 #  5. Hostile plans by SIGHUP (binary, truncated, a line twice, 70 MiB) are
@@ -29,6 +30,22 @@ listing() {
 d = json.load(open(sys.argv[1]))
 for m in sorted((m["kind"], m["node_desc"], m["port"], m["action"]) for m in d["mismatches"]):
     print("%s %s %d %s" % m)' "$1"
+}
+# One sample of the metrics page smd serves the exporter (the control socket's metrics)
+metric() {
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(b"metrics\n")
+buf = b""
+while not buf.endswith(b"\nOK\n") and b"\nERROR" not in buf:
+    d = s.recv(65536)
+    if not d:
+        break
+    buf += d
+for line in buf.decode().split("\n"):
+    if line.startswith(sys.argv[2] + " "):
+        print(line.split()[1])' "$tmp/control" "$1"
 }
 # A switch's LID and GUID by its description, from ibnetdiscover's output
 sw_lid() { sed -n "s/^Switch.*# \"$2\" .* lid \([0-9]*\) .*/\1/p" "$1"; }
@@ -164,6 +181,10 @@ g = dict((m.group(2), int(m.group(1), 16)) for m in re.finditer(
 sys.exit(0 if all(int(m["node_guid"], 16) == g[m["node_desc"]] for m in d["mismatches"]) else 1)' "$1" "$2"
 }
 check guids_ok "$tmp/c2.json" "$tmp/bad1.ibnd"
+# The exporter's series say the same
+check test "$(metric 'smd_cabling_mismatches{kind="miswired"}')" = 8
+check test "$(metric 'smd_cabling_mismatches{kind="missing"}')" = 2
+check test "$(metric smd_cabling_links_held)" = 0
 # Without enforcement every link is up and routed
 check python3 "$top/tests/sim/checkfabric.py" "$tmp/bad1.net"
 
@@ -177,6 +198,7 @@ ctl --json cabling >"$tmp/c3.json" || true
 check test "$(get "$tmp/c3.json" 'd["links_held"], d["links_kept"], d["enforced"]')" = "(4, 0, True)"
 check test "$(listing "$tmp/c3.json" | grep -c '^miswired .* held_init$')" -eq 8
 check test "$(listing "$tmp/c3.json" | grep -c '^missing .* reported$')" -eq 2
+check test "$(metric smd_cabling_links_held)" = 4
 for e in $crossed; do
 	sw=${e%:*}
 	port=${e#*:}
