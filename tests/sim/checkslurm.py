@@ -15,11 +15,20 @@ to; no name that is not a host; switch names unique, each line with Nodes=
 or Switches= but not both; every child switch is cabled to its parent and
 every leaf is a child of a switch that is not a leaf; with --json, the JSON
 tree holds the same switches, nodes and children.  Exit 0 when all hold.
+
+When Slurm's own scontrol is installed (slurm-client), every hostlist is
+expanded by it too ("scontrol show hostnames", with a minimal slurm.conf of
+its own) and must give exactly the names expand() gives: Slurm's hostlist
+code is the judge of the syntax.
 """
 
 import json
+import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 
 def expand(expr):
@@ -52,7 +61,32 @@ def expand(expr):
     return out
 
 
-def parse_conf(path):
+class Scontrol:
+    """Slurm's own hostlist expansion, when scontrol is there."""
+
+    def __init__(self):
+        self.exe = shutil.which("scontrol")
+        self.dir = None
+        self.checked = 0
+        if self.exe:
+            self.dir = tempfile.mkdtemp()
+            with open(os.path.join(self.dir, "slurm.conf"), "w") as f:
+                f.write("ClusterName=check\nSlurmctldHost=localhost\n"
+                        "NodeName=x State=UNKNOWN\nPartitionName=p Nodes=x\n")
+
+    def expand(self, expr):
+        env = dict(os.environ, SLURM_CONF=os.path.join(self.dir, "slurm.conf"))
+        out = subprocess.run([self.exe, "show", "hostnames", expr], env=env, check=True,
+                             capture_output=True, text=True).stdout
+        self.checked += 1
+        return out.split()
+
+    def close(self):
+        if self.dir:
+            shutil.rmtree(self.dir)
+
+
+def parse_conf(path, scontrol=None):
     switches = {}
     for lineno, line in enumerate(open(path), 1):
         line = line.split("#", 1)[0].strip()
@@ -69,6 +103,11 @@ def parse_conf(path):
             raise ValueError("%s:%d: no SwitchName" % (path, lineno))
         if name in switches:
             raise ValueError("%s:%d: switch %s twice" % (path, lineno, name))
+        for key in ("nodes", "switches"):
+            if key in kv and scontrol and scontrol.exe and \
+               scontrol.expand(kv[key]) != expand(kv[key]):
+                raise ValueError("%s:%d: Slurm expands %s=%s otherwise" % (path, lineno, key,
+                                                                          kv[key]))
         switches[name] = {"nodes": expand(kv["nodes"]) if "nodes" in kv else [],
                           "switches": expand(kv["switches"]) if "switches" in kv else [],
                           "both": "nodes" in kv and "switches" in kv}
@@ -106,7 +145,11 @@ def main(argv):
         return 2
     conf, ibnd = argv[0], argv[1]
     fails = []
-    switches = parse_conf(conf)
+    scontrol = Scontrol()
+    try:
+        switches = parse_conf(conf, scontrol)
+    finally:
+        scontrol.close()
     nodes, cables = parse_ibnd(ibnd)
     by_desc = {n[1]: g for g, n in nodes.items() if n[0] == "sw"}
     # Where each host must be: the leaf of its first CA's first port on a switch
@@ -169,8 +212,10 @@ def main(argv):
                 fails.append("JSON %s: other nodes" % name)
             if sorted(js[name]["switches"]) != sorted(switches[name]["switches"]):
                 fails.append("JSON %s: other switches" % name)
-    print("checkslurm: %d switches (%d leaves), %d hosts placed of %d" % (
-        len(switches), len(leaves), len(seen), len(hosts)))
+    print("checkslurm: %d switches (%d leaves), %d hosts placed of %d; %s" % (
+        len(switches), len(leaves), len(seen), len(hosts),
+        "%d hostlists expanded alike by scontrol" % scontrol.checked if scontrol.exe else
+        "no scontrol to compare the hostlists with"))
     for f in fails[:20]:
         print("checkslurm: FAIL %s" % f)
     if not fails:
