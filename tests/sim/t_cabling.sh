@@ -10,7 +10,7 @@
 #     every CA port reaches every LID (checkfabric.py, LFTs read back).
 #  3. A link trained at 1x is degraded; a host on another leaf's port is
 #     reported and stays ACTIVE.
-#     The exporter's metrics count the same.
+#     The exporter's metrics and STATUS= count the same.
 #  4. smctl topology --slurm puts every host under the leaf ibnetdiscover
 #     shows (checkslurm.py parses it as Slurm does), --json the same tree.
 #  5. Hostile plans by SIGHUP (binary, truncated, a line twice, 70 MiB) are
@@ -19,7 +19,9 @@
 . "$(dirname "$0")/common.sh"
 SMCTL=${SMCTL:-$top/ctl/smctl}
 tmp=$(mktemp -d)
-trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"; sim_stop' EXIT
+lpid=
+trap '[ -n "$smd_pid" ] && kill -KILL "$smd_pid" 2>/dev/null; [ -n "$lpid" ] && kill "$lpid";
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"; sim_stop' EXIT
 EDIT="python3 $here/netedit.py"
 ctl() { "$SMCTL" --socket "$tmp/control" "$@"; }
 # get FILE EXPR: a Python expression over the JSON object d of FILE
@@ -152,8 +154,15 @@ sim_stop
 # ---- 1. Two switch cables crossed, one removed: exactly those ports ----
 sim_start "$tmp/bad1.net" >/dev/null 2>&1
 printf 'sweep_interval = 0\ncabling_plan = %s\n' "$tmp/plan.good" >"$tmp/conf"
+# STATUS= on a stand-in for systemd's notification socket
+python3 "$here/notify_listen.py" "$tmp/notify" "$tmp/notes" &
+lpid=$!
+for _ in $(seq 100); do [ -S "$tmp/notify" ] && break; sleep 0.05; done
+export NOTIFY_SOCKET="$tmp/notify"
 smd_start "$tmp/conf" "$tmp/bad1.db" "$tmp/out"
+unset NOTIFY_SOCKET
 check wait_for "$tmp/out" "SA: answering" 1
+check wait_for "$tmp/notes" "STATUS=.*; cabling: 10 mismatches" 1
 rc=0; ctl --json cabling >"$tmp/c2.json" || rc=$?
 check test "$rc" -eq 1
 listing "$tmp/c2.json" >"$tmp/c2.list"
