@@ -180,6 +180,7 @@ struct port_info {
 
 /* PortInfo.CapabilityMask bits (IBA 14.2.5.6, table 156) */
 #define PORT_CAP_IS_SM		(1u << 1)
+#define PORT_CAP_EXT_SPEEDS	(1u << 14)	/* IsExtendedSpeedsSupported */
 #define PORT_CAP_CLIENT_REREG	(1u << 25)	/* IsClientReregistrationSupported */
 
 /* SMInfo: IBA 14.2.5.13 */

@@ -33,6 +33,7 @@
 #include "util/text.h"
 #include "smd/mcast.h"
 #include "topo/mc.h"
+#include "smd/cabling.h"
 #include "smd/light.h"
 #include "util/log.h"
 #include "smd/mkey.h"
@@ -550,6 +551,30 @@ static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 		out_error(cl, "partitions: %s", strerror(-r));
 }
 
+/* cabling: the plan, the last comparison and its mismatches (smd/cabling.c) */
+static void cmd_cabling(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const char *word;
+
+	if (!smd->cfg.cabling_plan[0] && !cabling_plan(smd)) {
+		out_error(cl, "no cabling plan: cabling_plan in smd.conf names none");
+		return;
+	}
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		cabling_show(smd, NULL, NULL, &j);
+		json_obj_end(&j);
+		out_json(cl, &j);
+		return;
+	}
+	word = cabling_show(smd, emit_line, cl, NULL);
+	out_add(cl, "status: %s\nOK\n", word);
+}
+
 static void cmd_help(struct ctl_client *cl)
 {
 	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
@@ -560,6 +585,7 @@ static void cmd_help(struct ctl_client *cl)
 		"smd_exporter serves\n"
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
+		"command: cabling: the fabric against its cabling plan: every mismatch\n"
 		"command: help: this list\n"
 		"option: --json: the answer as one JSON object, its first member \"status\"\n"
 		"status: ok\n"
@@ -649,9 +675,12 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_sm_enable(cl);
 	else if (!strcmp(argv[0], "partitions"))
 		cmd_partitions(cl, argc, argv);
+	else if (!strcmp(argv[0], "cabling") && argc == 1)
+		cmd_cabling(cl);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
 		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable") ||
-		 !strcmp(argv[0], "metrics"))
+		 !strcmp(argv[0], "metrics") ||
+		 !strcmp(argv[0], "cabling"))
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
 		out_error(cl, "unknown command '%s' (try help)",

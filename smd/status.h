@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "smd/sweep.h"
+#include "topo/plan.h"
 #include "util/log.h"
 
 struct smd;
@@ -79,6 +80,20 @@ struct status_flooder {
 
 #define STATUS_FLOODERS_MAX	8
 
+/* The cabling plan (smd/cabling.c) */
+struct status_cabling {
+	bool configured;		/* cabling_plan names a file */
+	const char *file;		/* the plan in force; "" when none is */
+	const char *error;		/* the last reading that failed; "" when none did */
+	size_t nodes, cables;		/* of the plan in force */
+	bool enforce;
+	bool compared;			/* the model in force was compared with it */
+	uint64_t sweep;			/* ... in this heavy sweep */
+	unsigned int count[PLAN_KINDS];	/* mismatches by kind */
+	unsigned int total;
+	unsigned int held, kept;	/* links fenced; links left up to keep the fabric whole */
+};
+
 enum status_subnet {
 	STATUS_SUBNET_UNKNOWN,	/* no sweep has completed */
 	STATUS_SUBNET_MASTERS,	/* standby or not active: the master's */
@@ -110,6 +125,7 @@ struct status_snapshot {
 	const struct sweep_result *model;	/* STATUS_SUBNET_KNOWN: the model's sweep */
 	size_t partitions;
 	const char *partition_file;	/* "" when none */
+	struct status_cabling cabling;
 
 	bool sm_key;
 	const struct status_foreign_sm *foreign;	/* owned by the snapshot */

@@ -133,6 +133,33 @@ static void metrics_mads(const struct status_snapshot *s, struct metrics *m)
 		s->sa_dropped);
 }
 
+/* The cabling plan (smd/cabling.c): only when one is configured */
+static void metrics_cabling(const struct status_snapshot *s, struct metrics *m)
+{
+	const struct status_cabling *c = &s->cabling;
+
+	if (!c->configured)
+		return;
+	gauge(m, "smd_cabling_plan_loaded", "1 when a cabling plan is in force (cabling_plan)",
+	      c->file && c->file[0]);
+	gauge(m, "smd_cabling_plan_error",
+	      "1 when the last reading of the cabling plan failed (a plan in force stays)",
+	      c->error && c->error[0]);
+	/* Compared with the model in force: not before, nor on a standby */
+	if (!c->compared)
+		return;
+	metrics_family(m, "smd_cabling_mismatches", METRICS_GAUGE,
+		       "Mismatches between the model's fabric and the cabling plan, by kind "
+		       "(smctl cabling)");
+	for (unsigned int k = 0; k < PLAN_KINDS; k++)
+		metrics_u64_1(m, "kind", plan_kind_name(k), c->count[k]);
+	gauge(m, "smd_cabling_links_held",
+	      "Links the cabling plan refuses, held at INIT (cabling_enforce)", c->held);
+	gauge(m, "smd_cabling_links_kept",
+	      "Links the cabling plan refuses, left up: the fabric would split without them",
+	      c->kept);
+}
+
 static void metrics_other(const struct status_snapshot *s, struct metrics *m)
 {
 	if (s->has_mcast) {
@@ -153,5 +180,6 @@ void status_metrics(const struct status_snapshot *s, struct metrics *m)
 	metrics_subnet(s, m);
 	metrics_sweeps(s, m);
 	metrics_mads(s, m);
+	metrics_cabling(s, m);
 	metrics_other(s, m);
 }

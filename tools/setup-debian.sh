@@ -14,6 +14,9 @@ pkgs=(
 	# on a host booted with systemd its postinst starts a Prometheus
 	# server: systemctl disable --now prometheus if that is not wanted)
 	libmicrohttpd-dev curl acl prometheus
+	# scontrol: Slurm's own hostlist code judges smctl topology --slurm
+	# (tests/sim/checkslurm.py; without it the test expands them alone)
+	slurm-client
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -87,6 +87,13 @@ static void make_snapshot(struct status_snapshot *s, enum kind k)
 	s->smps_lost = 12;
 	s->traps = 4444;
 	s->problems = 2;
+	/* A master compared its model with a cabling plan; a standby never did */
+	s->cabling = (struct status_cabling){
+		.configured = k != STARTING, .file = "/etc/smd/plan.ibnd",
+		.error = k == FAILED ? "plan.ibnd:3: port cabled twice" : "",
+		.compared = k == MASTER || k == FAILED, .count = { 4, 1, 2, 3, 5 }, .total = 15,
+		.held = 2, .kept = 1,
+	};
 }
 
 static char *render(const struct status_snapshot *s, unsigned int *invalid)
@@ -426,6 +433,20 @@ static void test_values(void)
 	CHECK(value_of(t, "smd_event_loop_longest_handler_seconds") == 0.0125);
 	CHECK(value_of(t, "smd_event_loop_slow_handlers_total") == 3);
 	CHECK(value_of(t, "smd_mcast_groups") == 3);
+	CHECK(value_of(t, "smd_cabling_plan_loaded") == 1);
+	CHECK(value_of(t, "smd_cabling_plan_error") == 0);
+	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"miswired\"}") == 4);
+	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"unexpected\"}") == 1);
+	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"missing\"}") == 2);
+	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"degraded\"}") == 3);
+	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"unknown_node\"}") == 5);
+	CHECK(value_of(t, "smd_cabling_links_held") == 2);
+	CHECK(value_of(t, "smd_cabling_links_kept") == 1);
+	free(t);
+	/* A refused plan shows; a standby that never compared has no mismatch series */
+	make_snapshot(&s, FAILED);
+	t = render(&s, &invalid);
+	CHECK(t && value_of(t, "smd_cabling_plan_error") == 1);
 	free(t);
 
 	/* A standby does not know the master's subnet */
@@ -434,6 +455,8 @@ static void test_values(void)
 	CHECK(t && value_of(t, "smd_sm_state{state=\"STANDBY\"}") == 1);
 	CHECK(t && !strstr(t, "smd_subnet_"));
 	CHECK(t && !strstr(t, "smd_mcast_"));
+	CHECK(t && value_of(t, "smd_cabling_plan_loaded") == 1);
+	CHECK(t && !strstr(t, "smd_cabling_mismatches"));
 	free(t);
 	/* Before the first sweep: no sweep figures, no subnet, no SA counters */
 	make_snapshot(&s, STARTING);
@@ -443,6 +466,7 @@ static void test_values(void)
 	CHECK(t && !strstr(t, "smd_subnet_"));
 	CHECK(t && !strstr(t, "smd_sweep_duration_seconds"));
 	CHECK(t && !strstr(t, "smd_sa_requests_total"));
+	CHECK(t && !strstr(t, "smd_cabling_"));
 	free(t);
 }
 
