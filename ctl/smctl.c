@@ -22,6 +22,12 @@ static const struct smctl_cmd commands[] = {
 	  "again", smctl_sm_enable },
 	{ "partitions", "[--socket PATH] [P_KEY|NAME]: ports per partition, or one's members",
 	  smctl_partitions },
+	{ "cabling", "[--socket PATH]: the fabric against its cabling plan: every mismatch",
+	  smctl_cabling },
+	{ "plan", "check FILE: a cabling plan as smd would read it, errors with line numbers",
+	  smctl_plan },
+	{ "topology", "--slurm|--json [--db FILE]: the last sweep's fabric as Slurm's "
+	  "topology.conf", smctl_topology },
 	{ "lids", "[--db FILE] [--forget GUID]: every port GUID with the LID smd gave it",
 	  smctl_lids },
 	{ "dump", "[--db FILE] [--format ibnetdiscover|json|dot]: the fabric of the last sweep",
@@ -40,7 +46,8 @@ static const struct smctl_cmd commands[] = {
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: smctl [--json] [--db FILE] [--socket PATH] COMMAND [ARGS]\n"
-		"  --json: status, resweep, check-routes, sm-enable, lids, history and sa answer\n"
+		"  --json: status, resweep, check-routes, sm-enable, cabling, plan, topology, lids,\n"
+		"          history and sa answer\n"
 		"          with one JSON object whose first member is \"status\"\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].synopsis);

@@ -365,3 +365,14 @@ int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv)
 	snprintf(cmd, sizeof(cmd), "partitions%s%s", which ? " " : "", which ? which : "");
 	return ask(ctx, cmd, timeout_s);
 }
+
+int smctl_cabling(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 30, r;
+
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S]", NULL,
+		       &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	return ask(ctx, "cabling", timeout_s);
+}

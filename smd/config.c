@@ -622,6 +622,10 @@ static const struct config_key keys[] = {
 	  CONFIG_LIVE, NULL },
 	{ "opensm_guid2lid", key_string, print_quoted, FIELD(opensm_guid2lid), 0, 0, NULL,
 	  CONFIG_RESTART, "read only when smd starts on a database that has recorded no sweep" },
+	/* SIGHUP reads the plan again; a plan refused leaves the one in force (smd/cabling.c) */
+	{ "cabling_plan", key_string, print_quoted, FIELD(cabling_plan), 0, 0, NULL, CONFIG_LIVE,
+	  NULL },
+	BOOL(cabling_enforce, CONFIG_LIVE),
 	{ "sm_key", key_u64, print_hex64, FIELD(sm_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	{ "sa_key", key_u64, print_hex64, FIELD(sa_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	{ "m_key", key_u64, print_hex64, FIELD(m_key), 0, 0, NULL, CONFIG_LIVE, NULL },

@@ -71,6 +71,9 @@ struct smd_config {
 	char partition_config[PATH_MAX];
 	/* OpenSM's guid2lid, imported at the first start (smd/import_opensm.h); "": none */
 	char opensm_guid2lid[PATH_MAX];
+	/* issue 21: the fabric as designed (ibnetdiscover format); "" = none */
+	char cabling_plan[PATH_MAX];
+	bool cabling_enforce;		/* wrong switch-to-switch links stay at INIT */
 	/* issue 12: trust nothing on the wire */
 	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
 	/* The SM_Key an SA request carries to be trusted; 0: sm_key's (issue 23) */

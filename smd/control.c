@@ -29,9 +29,11 @@
 #include "mad/port.h"
 #include "smd/control.h"
 #include "util/json.h"
+#include "util/metrics.h"
 #include "util/text.h"
 #include "smd/mcast.h"
 #include "topo/mc.h"
+#include "smd/cabling.h"
 #include "smd/light.h"
 #include "util/log.h"
 #include "smd/mkey.h"
@@ -230,6 +232,39 @@ static void cmd_status(struct ctl_client *cl)
 		status_text(&s, emit_line, cl);
 		out_add(cl, "OK\n");
 	}
+	status_release(&s);
+}
+
+/*
+ * metrics: the same snapshot in Prometheus's text format (smd_exporter
+ * relays it), then the status line. Read-only, like status.
+ */
+static void cmd_metrics(struct ctl_client *cl)
+{
+	struct status_snapshot s;
+	struct metrics m;
+	const char *t;
+
+	if (cl->json) {
+		out_error(cl, "metrics has no JSON form");
+		return;
+	}
+	if (status_fill(cl->ctl->smd, &s) < 0) {
+		out_error(cl, "out of memory");
+		return;
+	}
+	metrics_init(&m);
+	status_metrics(&s, &m);
+	t = metrics_text(&m);
+	if (!t)
+		out_error(cl, "out of memory");
+	else if (metrics_len(&m) + 64 > CONTROL_OUT_MAX)
+		/* Said, not a connection dropped halfway (out_add would break it) */
+		out_error(cl, "the metrics answer (%zu bytes) is over the control socket's %u",
+			  metrics_len(&m), CONTROL_OUT_MAX);
+	else
+		out_add(cl, "%sstatus: %s\nOK\n", t, s.status);
+	metrics_free(&m);
 	status_release(&s);
 }
 
@@ -516,14 +551,41 @@ static void cmd_partitions(struct ctl_client *cl, int argc, char **argv)
 		out_error(cl, "partitions: %s", strerror(-r));
 }
 
+/* cabling: the plan, the last comparison and its mismatches (smd/cabling.c) */
+static void cmd_cabling(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const char *word;
+
+	if (!smd->cfg.cabling_plan[0] && !cabling_plan(smd)) {
+		out_error(cl, "no cabling plan: cabling_plan in smd.conf names none");
+		return;
+	}
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		cabling_show(smd, NULL, NULL, &j);
+		json_obj_end(&j);
+		out_json(cl, &j);
+		return;
+	}
+	word = cabling_show(smd, emit_line, cl, NULL);
+	out_add(cl, "status: %s\nOK\n", word);
+}
+
 static void cmd_help(struct ctl_client *cl)
 {
 	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
 		"command: resweep [--heavy]: sweep now, light (heavy if it finds a change) or "
 		"heavy (full re-discovery); answer when it ended\n"
 		"command: check-routes: the route verifier's verdict on the current routes\n"
+		"command: metrics: status as Prometheus metrics (text format 0.0.4), what "
+		"smd_exporter serves\n"
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
+		"command: cabling: the fabric against its cabling plan: every mismatch\n"
 		"command: help: this list\n"
 		"option: --json: the answer as one JSON object, its first member \"status\"\n"
 		"status: ok\n"
@@ -605,14 +667,20 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_resweep(cl, argc, argv);
 	else if (!strcmp(argv[0], "check-routes") && argc == 1)
 		cmd_check_routes(cl);
+	else if (!strcmp(argv[0], "metrics") && argc == 1)
+		cmd_metrics(cl);
 	else if (!strcmp(argv[0], "help") && argc == 1)
 		cmd_help(cl);
 	else if (!strcmp(argv[0], "sm-enable") && argc == 1)
 		cmd_sm_enable(cl);
 	else if (!strcmp(argv[0], "partitions"))
 		cmd_partitions(cl, argc, argv);
+	else if (!strcmp(argv[0], "cabling") && argc == 1)
+		cmd_cabling(cl);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
-		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable"))
+		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable") ||
+		 !strcmp(argv[0], "metrics") ||
+		 !strcmp(argv[0], "cabling"))
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
 		out_error(cl, "unknown command '%s' (try help)",

@@ -5,7 +5,7 @@
  * sd-event loop without ever blocking it.
  *
  * Who may do what (SO_PEERCRED): the read-only commands (status,
- * check-routes, help) answer anyone who can connect; the ones that change
+ * check-routes, metrics, help) answer anyone who can connect; the ones that change
  * the SM (resweep, sm-enable) only root, the daemon's own user, and
  * members of control_group. The socket is mode 0660, of control_group
  * when one is set.

@@ -24,6 +24,7 @@
 #include "smd/mcast.h"
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
+#include "smd/cabling.h"
 #include "smd/partitions.h"
 #include "smd/import_opensm.h"
 #include "smd/trap.h"
@@ -209,6 +210,8 @@ static void reload_config(struct smd *smd)
 		memcpy(smd->cfg.partition_config, old.partition_config,
 		       sizeof(old.partition_config));
 	}
+	/* The cabling plan too: a plan refused leaves the one in force (smd/cabling.c) */
+	cabling_reload(smd, "SIGHUP");
 }
 
 static const struct loop_ops loop_ops = {
@@ -348,7 +351,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (check) {
+		size_t pn = 0, pc = 0;
+
 		r = import_guid2lid_check(&smd.cfg, smd.config_path, err, sizeof(err));
+		/* A plan the daemon would refuse (and run without) is an error here */
+		if (r == 0)
+			r = cabling_check(&smd.cfg, smd.config_path, &pn, &pc, err, sizeof(err));
 		if (r < 0) {
 			fprintf(stderr, "smd: %s\n", err);
 			part_conf_free(smd.parts);
@@ -356,6 +364,9 @@ int main(int argc, char **argv)
 		}
 		if (verbose) {
 			config_print(&smd.cfg, stdout);
+			if (smd.cfg.cabling_plan[0])
+				printf("# cabling plan as smd reads it: %zu nodes, %zu cables\n", pn,
+				       pc);
 			printf("# partitions as smd reads them (OpenSM partitions.conf syntax):\n");
 			partitions_print(smd.parts, stdout, "# ");
 		} else {
@@ -366,6 +377,11 @@ int main(int argc, char **argv)
 	}
 	log_set_level(verbose ? LOG_LVL_DEBUG : smd.cfg.log_level);
 	warn_layered(&smd.cfg);
+	if (cabling_init(&smd) < 0) {
+		log_error("out of memory");
+		part_conf_free(smd.parts);
+		return EXIT_FAILURE;
+	}
 	if (!once) {
 		/*
 		 * The daemon takes its signals through sd-event; block them before
@@ -463,6 +479,7 @@ out:
 		route_result_free(smd.routes);
 		fabric_free(smd.fabric);
 		store_close(smd.store);
+		cabling_free(&smd);
 	}
 	/* The worker never reads the partitions (the pkeys phase runs on the loop) */
 	part_conf_free(smd.parts);

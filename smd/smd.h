@@ -26,6 +26,7 @@ struct mcast;
 struct trap_table;
 struct mkey;
 struct part_conf;
+struct cabling;
 struct vlread;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
@@ -110,6 +111,7 @@ struct smd {
 	struct sa_sm sa_sms[SM_PEERS_MAX];	/* the peers as the SA reports them */
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
 	struct part_conf *parts;	/* the partitions in force (smd/partitions.c) */
+	struct cabling *cabling;	/* the cabling plan and the last report (smd/cabling.c) */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */
 	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
 	uint64_t sminfo_refused;

@@ -14,6 +14,7 @@
 #include "mad/port.h"
 #include "mad/txn.h"
 #include "sa/sa.h"
+#include "smd/cabling.h"
 #include "smd/light.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
@@ -181,6 +182,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->model = st->model;
 	s->partitions = smd->parts ? smd->parts->n : 0;
 	s->partition_file = smd->cfg.partition_config;
+	cabling_status_fill(smd, &s->cabling);
 
 	s->sm_key = smd->cfg.sm_key != 0;
 	r = fill_foreign(smd, s);

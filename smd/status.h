@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What `smctl status` shows, as one model: the daemon fills a snapshot
- * (status_fill, status.c) once per request, and two renderers show it,
- * as text (status_text.c) and as JSON (status_json.c); STATUS= for systemd
- * is a third, one line (status_summary). The renderers read only the
+ * (status_fill, status.c) once per request, and renderers show it, as text
+ * (status_text.c), as JSON (status_json.c) and as Prometheus metrics
+ * (status_metrics.c, the control socket's `metrics`); STATUS= for systemd
+ * is one more, one line (status_summary). The renderers read only the
  * snapshot, never the daemon, so a test can render any snapshot it makes.
  *
  * The sweep's problem counters are listed once, in status_problems[]
- * (field, JSON key, words); both renderers, the resweep answer and the
- * test that checks man/smctl.8 go through that table.
+ * (field, JSON key, words); the renderers (the key is the metrics' problem
+ * label), the resweep answer and the test that checks man/smctl.8 go
+ * through that table.
  */
 #ifndef SMD_STATUS_H
 #define SMD_STATUS_H
@@ -19,10 +21,12 @@
 #include <time.h>
 
 #include "smd/sweep.h"
+#include "topo/plan.h"
 #include "util/log.h"
 
 struct smd;
 struct json;
+struct metrics;
 
 /* One problem counter of a sweep: its field in struct sweep_result, its names */
 struct status_problem {
@@ -76,6 +80,20 @@ struct status_flooder {
 
 #define STATUS_FLOODERS_MAX	8
 
+/* The cabling plan (smd/cabling.c) */
+struct status_cabling {
+	bool configured;		/* cabling_plan names a file */
+	const char *file;		/* the plan in force; "" when none is */
+	const char *error;		/* the last reading that failed; "" when none did */
+	size_t nodes, cables;		/* of the plan in force */
+	bool enforce;
+	bool compared;			/* the model in force was compared with it */
+	uint64_t sweep;			/* ... in this heavy sweep */
+	unsigned int count[PLAN_KINDS];	/* mismatches by kind */
+	unsigned int total;
+	unsigned int held, kept;	/* links fenced; links left up to keep the fabric whole */
+};
+
 enum status_subnet {
 	STATUS_SUBNET_UNKNOWN,	/* no sweep has completed */
 	STATUS_SUBNET_MASTERS,	/* standby or not active: the master's */
@@ -107,6 +125,7 @@ struct status_snapshot {
 	const struct sweep_result *model;	/* STATUS_SUBNET_KNOWN: the model's sweep */
 	size_t partitions;
 	const char *partition_file;	/* "" when none */
+	struct status_cabling cabling;
 
 	bool sm_key;
 	const struct status_foreign_sm *foreign;	/* owned by the snapshot */
@@ -170,6 +189,8 @@ typedef void (*status_emit)(void *ctx, const char *fmt, ...) __attribute__((form
 void status_text(const struct status_snapshot *s, status_emit emit, void *ctx);
 /* The JSON answer: one object whose first member is "status" */
 void status_json(const struct status_snapshot *s, struct json *j);
+/* The metrics answer: Prometheus's text format, one family after the other */
+void status_metrics(const struct status_snapshot *s, struct metrics *m);
 /* {"sent":..,"timed_out":..,"unanswered":..} as member key */
 void status_json_smps(struct json *j, const char *key, uint64_t sent, uint64_t timed_out,
 		      uint64_t unanswered);

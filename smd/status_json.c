@@ -109,6 +109,39 @@ static void json_subnet(const struct status_snapshot *s, struct json *j)
 	json_arr_end(j);
 }
 
+/* null without a plan */
+static void json_cabling(const struct status_cabling *c, struct json *j)
+{
+	if (!c->configured) {
+		json_null(j, "cabling");
+		return;
+	}
+	json_obj_begin(j, "cabling");
+	if (c->file[0])
+		json_str(j, "file", c->file);
+	else
+		json_null(j, "file");
+	if (c->error[0])
+		json_str(j, "error", c->error);
+	else
+		json_null(j, "error");
+	json_u64(j, "nodes", c->nodes);
+	json_u64(j, "cables", c->cables);
+	json_bool(j, "enforce", c->enforce);
+	json_bool(j, "compared", c->compared);
+	if (c->compared) {
+		json_u64(j, "sweep", c->sweep);
+		json_u64(j, "total", c->total);
+		json_obj_begin(j, "counts");
+		for (unsigned int k = 0; k < PLAN_KINDS; k++)
+			json_u64(j, plan_kind_name(k), c->count[k]);
+		json_obj_end(j);
+		json_u64(j, "links_held", c->held);
+		json_u64(j, "links_kept", c->kept);
+	}
+	json_obj_end(j);
+}
+
 static void json_mkey(const struct status_mkey *k, struct json *j)
 {
 	json_obj_begin(j, "m_key");
@@ -242,6 +275,7 @@ void status_json(const struct status_snapshot *s, struct json *j)
 		json_obj_end(j);
 	}
 	json_subnet(s, j);
+	json_cabling(&s->cabling, j);
 	json_bool(j, "sm_key", s->sm_key);
 	json_arr_begin(j, "sm_foreign");
 	for (size_t i = 0; i < s->nforeign; i++) {

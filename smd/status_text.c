@@ -127,6 +127,47 @@ static void text_subnet(const struct status_snapshot *s, status_emit emit, void 
 	}
 }
 
+/* "6 mismatches (4 miswired, 2 missing)" */
+static void cabling_counts(const struct status_cabling *c, char *buf, size_t len)
+{
+	size_t off = (size_t)snprintf(buf, len, "%u mismatch%s", c->total,
+				      c->total == 1 ? "" : "es");
+
+	for (unsigned int k = 0, first = 1; k < PLAN_KINDS && off < len; k++) {
+		if (!c->count[k])
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%u %s", first ? " (" : ", ",
+					c->count[k], plan_kind_name(k));
+		first = 0;
+	}
+	if (c->total && off < len)
+		snprintf(buf + off, len - off, ")");
+}
+
+static void text_cabling(const struct status_cabling *c, status_emit emit, void *ctx)
+{
+	char counts[256], buf[LOG_RECORD_LEN * 3];
+
+	if (!c->configured) {
+		emit(ctx, "cabling: no plan\n");
+		return;
+	}
+	if (!c->file[0])
+		emit(ctx, "cabling: no plan in force, enforce %s\n", c->enforce ? "yes" : "no");
+	else if (!c->compared)
+		emit(ctx, "cabling: plan %s (%zu nodes, %zu cables), enforce %s; not compared "
+		     "yet\n", c->file, c->nodes, c->cables, c->enforce ? "yes" : "no");
+	else {
+		cabling_counts(c, counts, sizeof(counts));
+		emit(ctx, "cabling: plan %s (%zu nodes, %zu cables), enforce %s; sweep %" PRIu64
+		     ": %s, %u links held at INIT, %u left up to keep the fabric connected\n",
+		     c->file, c->nodes, c->cables, c->enforce ? "yes" : "no", c->sweep, counts,
+		     c->held, c->kept);
+	}
+	if (c->error[0])
+		emit(ctx, "cabling_error: %s\n", text_printable(c->error, buf, sizeof(buf)));
+}
+
 static void text_mkey(const struct status_mkey *k, status_emit emit, void *ctx)
 {
 	char when[32];
@@ -230,6 +271,7 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx)
 		emit(ctx, "master: SM 0x%016" PRIx64 " (priority %u)\n", s->master_guid,
 		     s->master_priority);
 	text_subnet(s, emit, ctx);
+	text_cabling(&s->cabling, emit, ctx);
 	emit(ctx, "sm_key: %s\n", s->sm_key ? "set" : "none (any host can take the subnet over)");
 	for (size_t i = 0; i < s->nforeign; i++)
 		emit(ctx, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers with another "
@@ -314,6 +356,15 @@ void status_summary(const struct status_snapshot *s, char *buf, size_t len)
 
 	summary_subnet(s, buf, len);
 	n = strlen(buf);
+	/* "; cabling: 3 mismatches" */
+	if (s->cabling.configured && n < len) {
+		if (s->cabling.compared)
+			snprintf(buf + n, len - n, "; cabling: %u mismatch%s", s->cabling.total,
+				 s->cabling.total == 1 ? "" : "es");
+		else if (s->cabling.error[0])
+			snprintf(buf + n, len - n, "; cabling: plan refused");
+		n = strlen(buf);
+	}
 	if (!s->sweeping || n >= len)
 		return;
 	/* "; heavy sweep: lfts (8/14), 3.2 s, 120000 SMPs done, 4128 waiting" */

@@ -34,6 +34,7 @@
 #include <time.h>
 
 #include "util/log.h"
+#include "smd/cabling.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
@@ -43,6 +44,7 @@
 #include "topo/lid.h"
 #include "topo/mc.h"
 #include "topo/part.h"
+#include "topo/plan.h"
 #include "topo/route.h"
 
 struct sweep;
@@ -60,6 +62,7 @@ struct sweep_phase {
 #define ALWAYS	1u	/* runs after an error or a stop too */
 #define ELECT	2u	/* only when this SM takes part in elections */
 #define MCAST	4u	/* only with multicast */
+#define CABLE	8u	/* only with a cabling plan in force */
 
 /* What a step or a finish returns besides 0 (done) and -errno */
 #define PHASE_WAIT	1	/* call again after the next answers */
@@ -94,6 +97,10 @@ struct sweep {
 	/* What the phases hand on */
 	struct fab_port *own;		/* the SM's own port in f */
 	struct sm_election *elect;
+	const struct plan *cab_plan;	/* the cabling plan compared with (smd/cabling.c) */
+	bool enforce;			/* ... and enforced */
+	struct plan_report *cabling;	/* what the comparison found, for sweep_end */
+	int cabling_r;
 	struct lid_stats ls;
 	bool resv_failed;		/* the database could not say which LIDs are reserved */
 	struct route_stats rs;
@@ -401,6 +408,39 @@ static int elect_done(struct sweep *sw)
 		return PHASE_STOP;
 	}
 	return r;
+}
+
+/*
+ * ---- the cabling plan: compared before anything is programmed, so that
+ * the links it fences (cabling_enforce) stay at INIT and no route uses them ----
+ */
+
+static int cabling_enter(struct sweep *sw)
+{
+	sw->cab_plan = cabling_plan(sw->smd);
+	sw->enforce = sw->smd->cfg.cabling_enforce;
+	return 0;
+}
+
+/* On the worker: the plan stays while a sweep runs (SIGHUP waits), the model is ours */
+static int cabling_work(struct sweep *sw)
+{
+	sw->cabling_r = plan_check(sw->cab_plan, sw->f, sw->enforce, &sw->cabling);
+	return 0;
+}
+
+static int cabling_done(struct sweep *sw)
+{
+	const struct plan_report *r = sw->cabling;
+
+	/* Out of memory for the comparison: the sweep goes on without it */
+	if (sw->cabling_r < 0) {
+		log_error_errno(sw->cabling_r, "cabling: the fabric could not be compared with the "
+				"plan");
+		return 0;
+	}
+	log_debug("cabling: %u mismatches, %u links fenced, %u kept", r->total, r->held, r->kept);
+	return 0;
 }
 
 /* ---- LIDs ---- */
@@ -884,6 +924,35 @@ static void port_info_nochange(struct port_info *pi)
 	pi->client_reregister = 0;
 }
 
+/*
+ * A fenced link (the cabling plan refuses it) that is up past INIT: one
+ * end is told PortState Down (IBA 14.2.5.6), which takes the link down;
+ * it trains again to INIT, where it stays. One end does it for both: the
+ * first, unless only the other is past INIT.
+ */
+static bool fence_down(const struct fab_port *p)
+{
+	const struct fab_port *q = p->peer;
+
+	if (!p->fenced || !p->num || !q || !p->pi_valid || p->pi.port_state <= PORT_STATE_INIT)
+		return false;
+	if (!q->pi_valid || q->pi.port_state <= PORT_STATE_INIT)
+		return true;
+	return p->node->idx < q->node->idx || (p->node == q->node && p->num < q->num);
+}
+
+static int send_fence(struct sweep *sw, struct fab_port *p)
+{
+	struct port_info pi = p->pi;
+	char lbl[160];
+
+	log_info("cabling: %s is cabled against the plan: taking its link down to INIT",
+		 port_label(p, lbl, sizeof(lbl)));
+	port_info_nochange(&pi);
+	pi.port_state = PORT_STATE_DOWN;
+	return send_port_set(sw, p, &pi, 0);
+}
+
 static int phase_configure_ports(struct sweep *sw)
 {
 	const struct smd_config *cfg = &sw->smd->cfg;
@@ -903,6 +972,12 @@ static int phase_configure_ports(struct sweep *sw)
 			bool change = false, linked = fabric_port_linked(p);
 			uint8_t want = 0;
 
+			if (fence_down(p)) {
+				r = send_fence(sw, p);
+				if (r < 0)
+					return r;
+				continue;
+			}
 			if (!p->pi_valid || (!linked && !fabric_is_endport(p)))
 				continue;
 			pi = p->pi;
@@ -2065,6 +2140,7 @@ static const struct sweep_phase sweep_phases[] = {
 	/* name          enter           work         step                   finish        flags */
 	{ "discover",    phase_discover, NULL,        NULL,                  discovered,   0 },
 	{ "elect",       elect_enter,    NULL,        NULL,                  elect_done,   ELECT },
+	{ "cabling",     cabling_enter,  cabling_work, NULL,                 cabling_done, CABLE },
 	{ "lids",        NULL,           lids_work,   NULL,                  lids_done,    0 },
 	{ "route",       route_enter,    route_work,  NULL,                  route_done,   0 },
 	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
@@ -2089,6 +2165,8 @@ static bool phase_skipped(const struct sweep *sw, const struct sweep_phase *ph)
 	if ((sw->r < 0 || sw->stop) && !(ph->flags & ALWAYS))
 		return true;
 	if ((ph->flags & ELECT) && !sw->smd->elect)
+		return true;
+	if ((ph->flags & CABLE) && !cabling_plan(sw->smd))
 		return true;
 	return (ph->flags & MCAST) && !sw->smd->mcast;
 }
@@ -2157,6 +2235,9 @@ static int sweep_end(struct sweep *sw)
 		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw->engine);
 		mcast_sweep_end(smd, sw->forest);
 		sw->forest = NULL;
+		/* What the model in force was compared with */
+		cabling_adopt(smd, sw->cabling, smd->heavy_sweeps, sw->enforce);
+		sw->cabling = NULL;
 	} else {
 		mcast_sweep_end(smd, NULL);
 	}
@@ -2342,6 +2423,7 @@ struct sweep *sweep_free(struct sweep *sw)
 	fabric_free(sw->f);
 	sa_index_free(sw->sa_index);
 	part_index_free(sw->pk_ix);
+	plan_report_free(sw->cabling);
 	free(sw->ss_parts);
 	free(sw);
 	return NULL;

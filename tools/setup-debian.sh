@@ -8,6 +8,15 @@ pkgs=(
 	ibsim-utils infiniband-diags python3 sqlite3 valgrind
 	tshark
 	systemd
+	# smd_exporter's HTTP server; curl scrapes it in the tests, setfacl
+	# opens the control socket to it (t_exporter.sh), promtool checks the
+	# pages and the dashboard's queries (prometheus: 19 MB, 96 MB installed;
+	# on a host booted with systemd its postinst starts a Prometheus
+	# server: systemctl disable --now prometheus if that is not wanted)
+	libmicrohttpd-dev curl acl prometheus
+	# scontrol: Slurm's own hostlist code judges smctl topology --slurm
+	# (tests/sim/checkslurm.py; without it the test expands them alone)
+	slurm-client
 )
 missing=()
 for p in "${pkgs[@]}"; do

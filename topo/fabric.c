@@ -482,7 +482,7 @@ bool fabric_is_endport(const struct fab_port *p)
 bool fabric_port_linked(const struct fab_port *p)
 {
 	return p->num > 0 && p->peer && p->peer->peer == p && p->peer->num > 0 &&
-	       p->pi_valid && p->peer->pi_valid &&
+	       !p->fenced && !p->peer->fenced && p->pi_valid && p->peer->pi_valid &&
 	       p->pi.phys_state == PHYS_STATE_LINKUP &&
 	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
 }

@@ -39,6 +39,11 @@ struct fab_port {
 	bool pkey_enforce;		/* switch port: partition enforcement wanted on it */
 	bool has_path;
 	bool peer_lost;			/* link up but the peer never answered */
+	/*
+	 * The cabling plan refuses this link (topo/plan.h, cabling_enforce):
+	 * it stays at INIT and nothing routes over it; set on both ends
+	 */
+	bool fenced;
 	bool fdr10;			/* FDR10 active: its vendor ExtendedPortInfo says so */
 	/*
 	 * VL arbitration table as the port holds it (IBA 14.2.5.9): blocks
@@ -119,7 +124,8 @@ enum iba_speed fabric_port_speed(const struct fab_port *p);
 bool fabric_is_endport(const struct fab_port *p);
 /*
  * A cabled port whose link is up at both ends (PhysState LinkUp, known
- * peer that names it back, neither a port 0): symmetric by construction
+ * peer that names it back, neither a port 0) and not fenced: what routing,
+ * path records and activation may use; symmetric by construction
  */
 bool fabric_port_linked(const struct fab_port *p);
 /*

@@ -2,10 +2,10 @@
 # Golden config tests: `smd -nv -c X.conf` must print X.ok exactly, and the
 # printed form must parse again to itself; every bad-*.conf must be refused
 # with exit 2 and the message in bad-*.err (file:line: reason; @FILE@ is the
-# conf, @DIR@ its directory). *.partitions files (partition_config) and
-# *.guid2lid files (opensm_guid2lid) are copied along; the partitions -nv
-# prints (as comments) must parse again, as a partitions file, to the same
-# partitions.
+# conf, @DIR@ its directory). *.partitions files (partition_config),
+# *.guid2lid files (opensm_guid2lid) and *.plan files (cabling_plan) are
+# copied along; the partitions -nv prints (as comments) must parse again, as
+# a partitions file, to the same partitions.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SMD=${SMD:-$here/../../smd/smd}
@@ -25,7 +25,7 @@ copy() {
 	esac
 	echo "$tmp/$(basename "$1")"
 }
-cp "$here"/*.partitions "$here"/*.guid2lid "$tmp/"
+cp "$here"/*.partitions "$here"/*.guid2lid "$here"/*.plan "$tmp/"
 # The partitions part of -nv output, uncommented: a partitions file again
 parts_of() {
 	sed -n '/^# partitions as smd reads them/,$p' "$1" | tail -n +2 | sed 's/^# //' | grep -v '^#'

@@ -2,7 +2,8 @@
 # The Debian package (debian/), built as a distribution would: a clean copy
 # of the tree (the files git has, no build output), "dpkg-buildpackage -us
 # -uc -b" there (unit tests off: the suite runs them), then
-#  - dpkg -c: the daemon, smctl, the unit, the three man pages and
+#  - dpkg -c: the daemon, smctl, smd_exporter, both units, the man pages,
+#    the Grafana dashboard and
 #    /etc/smd/smd.conf, a conffile, the same file as etc/smd.conf (every key
 #    commented out at its default: tests/config/run.sh checks that);
 #  - the unit as packaged: /usr/sbin/smd reading /etc/smd/smd.conf, its
@@ -69,10 +70,12 @@ check test -n "$deb"
 dpkg -c "$deb" | awk '{ print $NF }' | sed 's|^\./|/|' >"$tmp/files"
 unitdir=$(grep -E '^(/usr)?/lib/systemd/system/smd.service$' "$tmp/files" | head -1)
 for f in /usr/sbin/smd /usr/bin/smctl /etc/smd/smd.conf /usr/share/man/man8/smd.8.gz \
-	/usr/share/man/man8/smctl.8.gz /usr/share/man/man5/smd.conf.5.gz; do
+	/usr/share/man/man8/smctl.8.gz /usr/share/man/man5/smd.conf.5.gz /usr/sbin/smd_exporter \
+	/usr/share/man/man8/smd_exporter.8.gz /usr/share/smd/smd-dashboard.json; do
 	check grep -qx "$f" "$tmp/files"
 done
 check test -n "$unitdir"
+check grep -qx "${unitdir%/smd.service}/smd_exporter.service" "$tmp/files"
 dpkg-deb -e "$deb" "$tmp/ctl"
 dpkg-deb -x "$deb" "$tmp/root-pkg"
 check grep -qx /etc/smd/smd.conf "$tmp/ctl/conffiles"

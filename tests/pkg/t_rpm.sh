@@ -52,10 +52,11 @@ rpm=$(ls "$tmp"/RPMS/*/smd-"$version"-*.rpm 2>/dev/null | grep -v debug | head -
 check test -n "$rpm"
 [ -n "$rpm" ] || exit 1
 rpm -qlp "$rpm" >"$tmp/files" 2>/dev/null
-for f in /usr/sbin/smd /usr/bin/smctl /usr/lib/systemd/system/smd.service /etc/smd/smd.conf; do
+for f in /usr/sbin/smd /usr/bin/smctl /usr/lib/systemd/system/smd.service /etc/smd/smd.conf \
+	/usr/sbin/smd_exporter /usr/lib/systemd/system/smd_exporter.service; do
 	check grep -qx "$f" "$tmp/files"
 done
-for m in man8/smd.8 man8/smctl.8 man5/smd.conf.5; do
+for m in man8/smd.8 man8/smctl.8 man5/smd.conf.5 man8/smd_exporter.8; do
 	check grep -q "^/usr/share/man/$m" "$tmp/files"
 done
 check test "$(rpm -qp --configfiles "$rpm" 2>/dev/null)" = /etc/smd/smd.conf

@@ -2,6 +2,7 @@
 """Verify a subnet manager's work on an ibsim fabric, trusting only real tools.
 
 Usage:  checkfabric.py TOPOLOGY [--expect-missing NODE]... [--expect-unlinked NODE:PORT]...
+                                [--expect-inactive NODE:PORT]...
                                 [--jobs N] [--timeout S] [--keep DIR] [-v]
 
 Run it while the simulator that was started from TOPOLOGY is up (IBSIM_SOCKNAME
@@ -30,6 +31,10 @@ Exit status 0 when everything holds, 1 on check failures, 2 on usage or tool
 errors.  --expect-missing NODE: NODE must NOT be discovered (made unreachable
 on purpose); cables to it are not expected.  --expect-unlinked NODE:PORT: that
 cable of the file was unlinked on purpose and must not be seen.
+--expect-inactive NODE:PORT: that cable of the file is up (LinkUp) but held
+short of Active on purpose (an SM fencing a miswired link): both ends must be
+LinkUp and not Active, and no route may cross it (the walk of 5. fails any
+pair whose route does).
 """
 
 import argparse
@@ -236,6 +241,7 @@ class Checker:
         self.args = args
         self.failures = collections.OrderedDict()
         self.inactive = {}                 # (guid, port) -> state, both ends
+        self.held = set()                  # (name, port): --expect-inactive, both ends
 
     def fail(self, category, msg):
         self.failures.setdefault(category, []).append(msg)
@@ -260,6 +266,13 @@ class Checker:
             end = (m.group(1), int(m.group(2)))
             unlinked.add(end)
             unlinked.add(flinks[end])
+        for spec in a.expect_inactive:
+            m = re.fullmatch(r"(.+?)[:\[](\d+)\]?", spec)
+            if not m or (m.group(1), int(m.group(2))) not in flinks:
+                raise ValueError("--expect-inactive %s: no such cable end in the file" % spec)
+            end = (m.group(1), int(m.group(2)))
+            self.held.add(end)
+            self.held.add(flinks[end])
 
         tools = Tools(a.timeout, a.verbose)
         try:
@@ -354,6 +367,13 @@ class Checker:
                 self.fail("link state", "%s: not reported by iblinkinfo" % nm)
                 continue
             lid, logical, phys = info
+            if dname((g, p)) in self.held:
+                if phys != "LinkUp" or logical == "Active":
+                    self.fail("link state", "%s (to %s[%d]): %s/%s, want LinkUp and not Active "
+                              "(held)" % ((nm,) + dname((rg, rp)) + (logical, phys)))
+                self.inactive[(g, p)] = self.inactive[(rg, rp)] = "%s/%s (held)" % (logical,
+                                                                                  phys)
+                continue
             if phys != "LinkUp" or logical != "Active":
                 self.fail("link state", "%s (to %s[%d]): %s/%s, want Active/LinkUp"
                           % ((nm,) + dname((rg, rp)) + (logical, phys)))
@@ -594,6 +614,8 @@ def main(argv):
                     help="node that must not be discovered (repeatable)")
     ap.add_argument("--expect-unlinked", action="append", default=[], metavar="NODE:PORT",
                     help="cable (either end) unlinked on purpose (repeatable)")
+    ap.add_argument("--expect-inactive", action="append", default=[], metavar="NODE:PORT",
+                    help="cable (either end) held up but not Active on purpose (repeatable)")
     ap.add_argument("--jobs", type=int, default=min(8, (os.cpu_count() or 2) + 1),
                     help="parallel ibroute clients (default: CPUs + 1; at most 8, "
                     "ibsim takes 10 clients; process start-up dominates)")

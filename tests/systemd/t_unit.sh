@@ -1,9 +1,10 @@
 #!/bin/bash
-# The unit file as `make install` installs it passes `systemd-analyze
+# The unit files as `make install` installs them pass `systemd-analyze
 # verify` without a word: installed into a scratch root, verified there with
-# --root, so its ExecStart binary and the man pages of Documentation= must
-# be installed too. A broken copy proves the check can fail. The sandbox
-# stays tight (`systemd-analyze security` exposure below 3).
+# --root, so their ExecStart binaries and the man pages of Documentation=
+# must be installed too. A broken copy proves the check can fail. The
+# sandboxes stay tight (`systemd-analyze security` exposure below 3 for smd,
+# which has no network, and below 2 for smd_exporter, which serves HTTP).
 set -u
 command -v systemd-analyze >/dev/null ||
 	{ echo "SKIP: systemd-analyze not installed (Debian: apt-get install systemd)"; exit 77; }
@@ -54,6 +55,33 @@ tail -1 "$tmp/security"
 level=$(sed -n 's/.*Overall exposure level for smd.service: \([0-9.]*\).*/\1/p' "$tmp/security")
 check test -n "$level"
 check awk -v l="${level:-10}" 'BEGIN { exit !(l < 3.0) }'
+
+# smd_exporter's unit: a user of its own, no capabilities, sockets for HTTP
+# and for smd only
+xunit=$(find "$root" -name smd_exporter.service -path '*/systemd/system/*')
+xbin=$(find "$root" -type f -name smd_exporter -path '*/sbin/*')
+check test -n "$xunit"
+check test -x "$xbin"
+if [ -n "$xunit" ]; then
+	cat "$xunit"
+	check verify "$xunit"
+	check test ! -s "$tmp/verify"
+	cat "$tmp/verify"
+	check grep -qxF "ExecStart=${xbin#"$root"} \$SMD_EXPORTER_ARGS" "$xunit"
+	check test "$(grep -Ec '@[a-z_]+@' "$xunit")" -eq 0
+	for key in Type=exec DynamicUser=yes CapabilityBoundingSet= NoNewPrivileges=yes \
+		   ProtectSystem=strict PrivateDevices=yes DevicePolicy=closed \
+		   'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' \
+		   SystemCallFilter=@system-service MemoryMax=512M; do
+		check grep -qxF "$key" "$xunit"
+	done
+	systemd-analyze security --offline=yes --root="$root" "$xunit" >"$tmp/xsecurity" 2>&1
+	tail -1 "$tmp/xsecurity"
+	level=$(sed -n 's/.*Overall exposure level for smd_exporter.service: \([0-9.]*\).*/\1/p' \
+		"$tmp/xsecurity")
+	check test -n "$level"
+	check awk -v l="${level:-10}" 'BEGIN { exit !(l < 2.0) }'
+fi
 
 # The check is not blind: an unknown key and a missing binary are reported
 sed 's/^DevicePolicy=/DevicePolcy=/' "$unit" >"$tmp/broken.service"

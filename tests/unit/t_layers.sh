@@ -10,6 +10,8 @@
 #   ctl/  never sa/ (smctl is a client: it speaks to the SA over the wire)
 #         nor smd/ (it shares with the daemon only what util/ holds)
 #   smd/  never ctl/
+#   exporter/ util/ only (smd_exporter shares with smd the protocol and the
+#         metrics writer, nothing else)
 # and nothing outside mad/ reads or writes wire bits (wire_bits_get/set,
 # the GET/SET bit macros, htons and friends); GID layout lives in iba/.
 set -u
@@ -41,7 +43,9 @@ rule db util iba topo
 rule sa util iba mad topo
 rule ctl util iba mad topo db
 rule smd util iba mad topo db sa
-for f in topo/*.[ch] db/*.[ch] smd/*.[ch] sa/*.[ch] ctl/*.[ch] iba/*.[ch] util/*.[ch]; do
+rule exporter util
+for f in topo/*.[ch] db/*.[ch] smd/*.[ch] sa/*.[ch] ctl/*.[ch] iba/*.[ch] util/*.[ch] \
+	 exporter/*.[ch]; do
 	if grep -nE '\bwire_bits_(get|set)\b|\b(GET|SET)\([a-z_]+, *[0-9]+|\b(hton|ntoh)[sl]\b|\bbe(16|32|64)toh\b|\bhtobe(16|32|64)\b' \
 		"$f" >/dev/null; then
 		echo "FAIL: $f reads or writes wire bits:"
@@ -55,7 +59,8 @@ pass=$((pass + 1))
 # has no .c of its own (directly, as name.[ch], or by a glob like route*.c).
 layout=$(awk '/^## Layout/ { on = 1 } on && /^```/ { n++; next } on && n == 1' README.md)
 globs=$(printf '%s\n' "$layout" | grep -oE '[a-z_]+\*\.c' | sort -u)
-for f in util/*.[ch] iba/*.[ch] mad/*.[ch] topo/*.[ch] db/*.[ch] sa/*.[ch] smd/*.[ch] ctl/*.[ch]; do
+for f in util/*.[ch] iba/*.[ch] mad/*.[ch] topo/*.[ch] db/*.[ch] sa/*.[ch] smd/*.[ch] ctl/*.[ch] \
+	 exporter/*.[ch]; do
 	name=${f##*/}
 	stem=${name%.?}
 	case $name in *.h) [ -e "${f%.h}.c" ] && continue ;; esac

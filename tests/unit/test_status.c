@@ -146,6 +146,11 @@ static void make_snapshot(struct status_snapshot *s, bool standby)
 	s->problems = 2;
 	s->problem_list[0] = "port 3 of leaf-0 not ACTIVE";
 	s->nproblem_list = 1;
+	s->cabling = (struct status_cabling){
+		.configured = true, .file = "/etc/smd/plan.ibnd", .error = "plan.ibnd:3: bad",
+		.nodes = 36, .cables = 48, .enforce = true, .compared = true, .sweep = 7,
+		.count = { 4, 1, 2, 1, 1 }, .total = 9, .held = 2, .kept = 1,
+	};
 }
 
 static char *render_json(const struct status_snapshot *s)
@@ -266,6 +271,46 @@ static void test_same_figures(void)
 	free(js);
 }
 
+/* The cabling plan's figures: text, JSON and STATUS= from one snapshot */
+static void test_cabling(void)
+{
+	struct status_snapshot s;
+	char *js, sum[1024];
+
+	make_snapshot(&s, false);
+	s.sweeping = false;
+	text_len = 0;
+	status_text(&s, emit, NULL);
+	js = render_json(&s);
+	status_summary(&s, sum, sizeof(sum));
+	CHECK_MSG(strstr(text, "\ncabling: plan /etc/smd/plan.ibnd (36 nodes, 48 cables), enforce "
+			 "yes; sweep 7: 9 mismatches (4 miswired, 1 unexpected, 2 missing, 1 "
+			 "degraded, 1 unknown_node), 2 links held at INIT, 1 left up to keep the "
+			 "fabric connected\n"), "%s", text);
+	CHECK(strstr(text, "\ncabling_error: plan.ibnd:3: bad\n") != NULL);
+	CHECK(js && strstr(js, "\"cabling\":{\"file\":\"/etc/smd/plan.ibnd\",\"error\":"
+			  "\"plan.ibnd:3: bad\",\"nodes\":36,\"cables\":48,\"enforce\":true,"
+			  "\"compared\":true,\"sweep\":7,\"total\":9,\"counts\":{\"miswired\":4,"
+			  "\"unexpected\":1,\"missing\":2,\"degraded\":1,\"unknown_node\":1},"
+			  "\"links_held\":2,\"links_kept\":1}"));
+	CHECK_MSG(strstr(sum, "; cabling: 9 mismatches") != NULL, "%s", sum);
+	free(js);
+	/* One mismatch: the singular */
+	s.cabling.total = 1;
+	status_summary(&s, sum, sizeof(sum));
+	CHECK_MSG(strstr(sum, "; cabling: 1 mismatch") && !strstr(sum, "mismatches"), "%s", sum);
+	/* No plan: said so, null in JSON, nothing in STATUS= */
+	memset(&s.cabling, 0, sizeof(s.cabling));
+	text_len = 0;
+	status_text(&s, emit, NULL);
+	js = render_json(&s);
+	status_summary(&s, sum, sizeof(sum));
+	CHECK(strstr(text, "\ncabling: no plan\n") != NULL);
+	CHECK(js && strstr(js, "\"cabling\":null"));
+	CHECK(!strstr(sum, "cabling"));
+	free(js);
+}
+
 int main(void)
 {
 	const char *srcdir = getenv("srcdir");
@@ -280,6 +325,7 @@ int main(void)
 	RUN(test_problem_counters);
 	RUN(test_json_keys);
 	RUN(test_same_figures);
+	RUN(test_cabling);
 	free(man);
 	return unit_report();
 }
