@@ -589,6 +589,8 @@ static void heavy_done(struct loop *lp, int r)
 			print_summary(res);
 	} else if (r < 0) {
 		/* the model (and what check-routes shows) stays the previous one */
+		if (smd->sa_serving && vlread_start(smd) < 0)
+			log_warn("cannot read the tables of the ports: the SA answers without them");
 	} else if (res->standby) {
 		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
 		       smd->master.guid, smd->master.priority);
