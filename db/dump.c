@@ -8,8 +8,6 @@
 
 #include "db/dump.h"
 
-#define CAP_HAS_EXT_SPEEDS	(1u << 14)	/* PortInfo.CapabilityMask (IBA 14.2.5.6) */
-
 int dump_format_parse(const char *name, enum dump_format *out)
 {
 	if (!strcmp(name, "ibnetdiscover"))
@@ -88,40 +86,16 @@ static const char *width_str(unsigned int w)
 	}
 }
 
-static const char *speed_basic(unsigned int s)
-{
-	switch (s) {
-	case 1: return "SDR";
-	case 2: return "DDR";
-	case 4: return "QDR";
-	default: return "???";
-	}
-}
-
 /*
- * LinkSpeedActive, or LinkSpeedExtActive when the port (for a switch: its
- * port 0) says it has extended speeds, named as ibnetdiscover names them.
+ * The speed the port runs at (fabric_port_speed: LinkSpeedActive,
+ * LinkSpeedExtActive, IBA 1.7's LinkSpeedExtActive2, FDR10), named as
+ * ibnetdiscover names it; "???" when the port gave none
  */
 static const char *speed_str(const struct fab_port *p)
 {
-	const struct fab_node *n = p->node;
-	const struct fab_port *caps = n->type == NODE_TYPE_SWITCH ? &n->ports[0] : p;
-	unsigned int speed = p->pi.link_speed_active, ext = 0;
+	const char *s = iba_speed_name(fabric_port_speed(p));
 
-	if (!caps->pi_valid)
-		speed = 0;
-	else if (caps->pi.cap_mask & CAP_HAS_EXT_SPEEDS)
-		ext = p->pi.link_speed_ext_active;
-	if (speed != 4 && !ext)
-		return speed_basic(speed);
-	switch (ext) {
-	case 0: return speed_basic(speed);
-	case 1: return "FDR";
-	case 2: return "EDR";
-	case 4: return "HDR";
-	case 8: return "NDR";
-	default: return "???";
-	}
+	return *s ? s : "???";
 }
 
 /* A description as ibnetdiscover shows it: 63 bytes, non-printables as spaces */

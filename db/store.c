@@ -159,6 +159,15 @@ static const char *const migrations[] = {
 	"  expires INTEGER NOT NULL,"
 	"  registered INTEGER NOT NULL,"
 	"  PRIMARY KEY (id, gid, pkey)) WITHOUT ROWID;",
+
+	/*
+	 * 5 -> 6: the speeds of today's links: CapabilityMask2 (it says whether
+	 * the IBA 1.7 field is valid), LinkSpeedExtActive2 (1: XDR) and FDR10
+	 * (the port's Mellanox ExtendedPortInfo says it is active)
+	 */
+	"ALTER TABLE port ADD COLUMN cap_mask2 INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE port ADD COLUMN speed_ext2 INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE port ADD COLUMN fdr10 INTEGER NOT NULL DEFAULT 0 CHECK (fdr10 IN (0, 1));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,
@@ -934,13 +943,15 @@ static int save_ports(struct save *sv)
 		r = prep(sv->s,
 			 "INSERT INTO port (node_guid, num, guid, lid, lmc, state, phys_state,"
 			 " width, speed, speed_ext, cap_mask, mtu, mtu_cap, vl_cap, op_vls,"
-			 " lids_routed, present, first_seen, last_seen, last_sweep)"
+			 " lids_routed, present, first_seen, last_seen, last_sweep, cap_mask2,"
+			 " speed_ext2, fdr10)"
 			 " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14,"
-			 " ?15, ?16, 1, ?17, ?17, ?18) ON CONFLICT (node_guid, num) DO UPDATE"
-			 " SET guid = ?3, lid = ?4, lmc = ?5, state = ?6, phys_state = ?7,"
+			 " ?15, ?16, 1, ?17, ?17, ?18, ?19, ?20, ?21) ON CONFLICT (node_guid, num)"
+			 " DO UPDATE SET guid = ?3, lid = ?4, lmc = ?5, state = ?6, phys_state = ?7,"
 			 " width = ?8, speed = ?9, speed_ext = ?10, cap_mask = ?11, mtu = ?12,"
 			 " mtu_cap = ?13, vl_cap = ?14, op_vls = ?15, lids_routed = ?16,"
-			 " present = 1, last_seen = ?17, last_sweep = ?18", &put);
+			 " present = 1, last_seen = ?17, last_sweep = ?18, cap_mask2 = ?19,"
+			 " speed_ext2 = ?20, fdr10 = ?21", &put);
 	if (!r)
 		r = prep(sv->s,
 			 "INSERT INTO switch (node_guid, lft_cap, lft_top, enhanced_port0, life_time,"
@@ -1020,6 +1031,9 @@ static int save_ports(struct save *sv)
 			sqlite3_bind_int64(put, 16, lids);
 			sqlite3_bind_int64(put, 17, sv->now);
 			sqlite3_bind_int64(put, 18, sv->id);
+			sqlite3_bind_int(put, 19, pi->cap_mask2);
+			sqlite3_bind_int(put, 20, pi->link_speed_ext_active2);
+			sqlite3_bind_int(put, 21, p->fdr10);
 			r = run(sv->s, put, "saving a port");
 		}
 		if (r || n->type != NODE_TYPE_SWITCH || !n->si_valid)
@@ -1686,8 +1700,8 @@ static int load_ports(struct store *s, struct fabric *f)
 	int rc, r;
 
 	r = prep(s, "SELECT node_guid, num, guid, lid, lmc, state, phys_state, width, speed,"
-		 " speed_ext, cap_mask, mtu, mtu_cap, vl_cap, op_vls, lids_routed FROM port"
-		 " WHERE present = 1", &st);
+		 " speed_ext, cap_mask, mtu, mtu_cap, vl_cap, op_vls, lids_routed, cap_mask2,"
+		 " speed_ext2, fdr10 FROM port WHERE present = 1", &st);
 	if (r)
 		return r;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1713,6 +1727,9 @@ static int load_ports(struct store *s, struct fabric *f)
 		pi->op_vls = (uint8_t)sqlite3_column_int(st, 14);
 		pi->local_port = p->num;
 		p->load = (uint32_t)sqlite3_column_int64(st, 15);
+		pi->cap_mask2 = (uint16_t)sqlite3_column_int(st, 16);
+		pi->link_speed_ext_active2 = (uint8_t)sqlite3_column_int(st, 17);
+		p->fdr10 = sqlite3_column_int(st, 18) != 0;
 		p->pi_valid = true;
 		if (fabric_is_endport(p)) {
 			p->lid = pi->lid;

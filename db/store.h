@@ -16,7 +16,7 @@
 #include "topo/fabric.h"
 #include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 /* How long a write waits for another process's lock before -EBUSY */
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* History kept: the newest sweeps (with their events) and events */

@@ -52,6 +52,11 @@
 #define SMP_ATTR_MFT		0x001b
 #define SMP_ATTR_SM_INFO	0x0020
 #define SMP_ATTR_NOTICE		0x0002
+/*
+ * Mellanox's vendor SMP attribute ExtendedPortInfo (the IBA leaves
+ * 0xFF00-0xFFFF to vendors): the one place a port says it runs FDR10
+ */
+#define SMP_ATTR_MLNX_EXT_PORT_INFO	0xff90
 
 /* NodeInfo.NodeType (IBA 14.2.5.3) */
 #define NODE_TYPE_CA		1
@@ -176,12 +181,20 @@ struct port_info {
 	uint8_t link_speed_ext_active;
 	uint8_t link_speed_ext_supported;
 	uint8_t link_speed_ext_enabled;
+	/* IBA 1.7: XDR; valid when CapabilityMask2.IsExtendedSpeeds2Supported */
+	uint8_t link_speed_ext_active2;
+	uint8_t link_speed_ext_supported2;
+	uint8_t link_speed_ext_enabled2;
 };
 
 /* PortInfo.CapabilityMask bits (IBA 14.2.5.6, table 156) */
 #define PORT_CAP_IS_SM		(1u << 1)
 #define PORT_CAP_EXT_SPEEDS	(1u << 14)	/* IsExtendedSpeedsSupported */
+#define PORT_CAP_CAP_MASK2	(1u << 15)	/* IsCapabilityMask2Supported */
 #define PORT_CAP_CLIENT_REREG	(1u << 25)	/* IsClientReregistrationSupported */
+/* PortInfo.CapabilityMask2 (IBA 1.7; libibmad iba_types.h names the same bits) */
+#define PORT_CAP2_EXT_SPEEDS2	(1u << 11)	/* IsExtendedSpeeds2Supported */
+#define PORT_CAP2_XDR		(1u << 12)	/* IsLinkSpeedXDRSupported */
 
 /* SMInfo: IBA 14.2.5.13 */
 #define SM_STATE_NOT_ACTIVE	0
@@ -244,10 +257,54 @@ void iba_mgid_make(uint8_t flags, uint8_t scope, uint16_t signature, uint16_t pk
 int iba_mgid_parse(const uint8_t mgid[16], uint8_t *flags, uint8_t *scope, uint16_t *signature);
 
 /*
- * Rates (IBA 15.2.5.16): the codes in Gb/s * 10 for comparisons (0 if
- * invalid), and the fastest code a link of this width and speed runs at
+ * Link speeds, slowest first: what a port's lanes run at, from
+ * LinkSpeedActive (SDR, DDR, QDR), LinkSpeedExtActive (FDR, EDR, HDR, NDR),
+ * LinkSpeedExtActive2 (XDR, IBA 1.7) and, where a Mellanox port says so in
+ * its vendor ExtendedPortInfo, FDR10 (QDR's lane rate with 64b/66b coding).
  */
+enum iba_speed {
+	IBA_SPEED_NONE, IBA_SPEED_SDR, IBA_SPEED_DDR, IBA_SPEED_QDR, IBA_SPEED_FDR10,
+	IBA_SPEED_FDR, IBA_SPEED_EDR, IBA_SPEED_HDR, IBA_SPEED_NDR, IBA_SPEED_XDR,
+};
+/*
+ * The speed port pi runs at. caps: the PortInfo whose CapabilityMask and
+ * CapabilityMask2 say which speed fields are valid (the port itself; a
+ * switch's port 0 for its external ports, whose CapabilityMask is
+ * reserved); fdr10: its ExtendedPortInfo says FDR10 is active.
+ */
+enum iba_speed iba_speed_active(const struct port_info *pi, const struct port_info *caps,
+				bool fdr10);
+/* "SDR" ... "XDR", as ibnetdiscover names them; "" for NONE (none, or unknown to smd) */
+/*
+ * Mellanox ExtendedPortInfo (SMP_ATTR_MLNX_EXT_PORT_INFO; its layout as
+ * rdma-core's libibmad gives it): StateChangeEnable, LinkSpeedSupported,
+ * LinkSpeedEnabled, LinkSpeedActive, each bit 0 FDR10
+ */
+struct mlnx_ext_port_info {
+	uint8_t state_change_enable;
+	uint8_t link_speed_supported;
+	uint8_t link_speed_enabled;
+	uint8_t link_speed_active;
+};
+#define MLNX_EXT_SPEED_FDR10	0x01
+/*
+ * Whether a node of this vendor and device ID answers ExtendedPortInfo:
+ * the Mellanox devices of FDR10's time and after (SwitchX, ConnectX-3 on),
+ * and their Bull OEM versions, as OpenSM and ibnetdiscover list them
+ */
+bool iba_has_mlnx_ext_port_info(uint32_t vendor_id, uint16_t device_id);
+const char *iba_speed_name(enum iba_speed s);
+/* Lanes of a LinkWidthActive value (1x 1, 2x 2, 4x 4, 8x 8, 12x 12; 0: not a width) */
+unsigned int iba_width_lanes(uint8_t width_active);
+
+/*
+ * Rates (IBA 15.2.5.16, PathRecord Rate, with the codes IBA 1.4-1.7 added):
+ * the codes in Gb/s * 10 for comparisons (0 if invalid), and the fastest
+ * code not above what a link of this width and speed carries. IBA_RATE_MAX
+ * is the fastest code there is (for a path to itself).
+ */
+#define IBA_RATE_MAX	25	/* 1600 Gb/s */
 unsigned int iba_rate_to_dgbps(uint8_t rate);
-uint8_t iba_rate_from_link(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active);
+uint8_t iba_rate_from_link(uint8_t width_active, enum iba_speed speed);
 
 #endif

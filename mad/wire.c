@@ -386,7 +386,13 @@ void switch_info_encode(const struct switch_info *si, uint8_t d[SMP_DATA_SIZE])
 #undef X
 }
 
-/* PortInfo: IBA 14.2.5.6, table 155 (bit offsets) */
+/*
+ * PortInfo: IBA 14.2.5.6, table 155 (bit offsets). Bits 449-455, reserved
+ * before IBA 1.7, hold the XDR fields LinkSpeedExtActive2 (2 bits),
+ * LinkSpeedExtSupported2 (2) and LinkSpeedExtEnabled2 (3): the offsets
+ * rdma-core's libibmad gives them (fields.c, "More PortInfo fields (XDR)",
+ * 2023), bit 0 of each XDR; bit 448 stays reserved.
+ */
 #define PORT_INFO_FIELDS(X)				\
 	X(mkey, 0, 64)					\
 	X(gid_prefix, 64, 64)				\
@@ -434,6 +440,9 @@ void switch_info_encode(const struct switch_info *si, uint8_t d[SMP_DATA_SIZE])
 	X(local_phy_errors, 424, 4)			\
 	X(overrun_errors, 428, 4)			\
 	X(max_credit_hint, 432, 16)			\
+	X(link_speed_ext_active2, 449, 2)		\
+	X(link_speed_ext_supported2, 451, 2)		\
+	X(link_speed_ext_enabled2, 453, 3)		\
 	X(link_round_trip_latency, 456, 24)		\
 	X(cap_mask2, 480, 16)				\
 	X(link_speed_ext_active, 496, 4)		\
@@ -454,6 +463,15 @@ void port_info_encode(const struct port_info *pi, uint8_t d[SMP_DATA_SIZE])
 #define X(name, off, w) SET(d, off, w, pi->name);
 	PORT_INFO_FIELDS(X)
 #undef X
+}
+
+int mlnx_ext_port_info_decode(const uint8_t d[SMP_DATA_SIZE], struct mlnx_ext_port_info *e)
+{
+	e->state_change_enable = (uint8_t)GET(d, 24, 8);
+	e->link_speed_supported = (uint8_t)GET(d, 56, 8);
+	e->link_speed_enabled = (uint8_t)GET(d, 88, 8);
+	e->link_speed_active = (uint8_t)GET(d, 120, 8);
+	return 0;
 }
 
 void sl2vl_table_decode(const uint8_t d[SMP_DATA_SIZE], uint8_t vl[16])

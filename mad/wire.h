@@ -114,6 +114,8 @@ int switch_info_decode(const uint8_t data[SMP_DATA_SIZE], struct switch_info *si
 void switch_info_encode(const struct switch_info *si, uint8_t data[SMP_DATA_SIZE]);
 int port_info_decode(const uint8_t data[SMP_DATA_SIZE], struct port_info *pi);
 void port_info_encode(const struct port_info *pi, uint8_t data[SMP_DATA_SIZE]);
+/* Mellanox ExtendedPortInfo: bytes 3, 7, 11 and 15 (libibmad's field table) */
+int mlnx_ext_port_info_decode(const uint8_t data[SMP_DATA_SIZE], struct mlnx_ext_port_info *e);
 /* SLtoVLMappingTable: IBA 14.2.5.8, 16 4-bit VLs, SL0 first */
 void sl2vl_table_decode(const uint8_t data[SMP_DATA_SIZE], uint8_t vl[16]);
 void sl2vl_table_encode(const uint8_t vl[16], uint8_t data[SMP_DATA_SIZE]);

@@ -27,8 +27,6 @@
 #define SA_BYTES_MAX		(64u << 20)	/* answers in flight, all clients */
 #define SA_BYTES_PER_PORT	(16u << 20)	/* ... for one requesting port */
 #define SA_XFER_LIFE_US		30000000	/* a transfer ends after 30 s, ACKs or not */
-#define SA_PENDING_PER_PORT	2		/* SL2VL queries waiting for the fabric */
-#define SA_PENDING_MAX		32
 /*
  * RMPP sender (IBA 13.6.3): the receiver's ACKs say how far it has the
  * answer (SegmentNumber) and how far it takes it (NewWindowLast); every
@@ -62,26 +60,6 @@ struct sa_xfer {
 	unsigned int retries;	/* timeouts since the last progress */
 };
 
-/* An SL2VL query waiting for the tables it asked the fabric for */
-struct sl2vl_item {
-	uint16_t lid;
-	uint8_t in, out;
-	uint8_t rec_out;	/* OutputPortNum in the record: a CA port asked for as 0 */
-	uint8_t vl[16];
-	bool ok;
-};
-
-struct sa_pending {
-	struct sa_pending *next;
-	struct sa *sa;
-	struct sa_mad req;
-	struct mad_addr from;
-	struct sl2vl_item *items;
-	size_t n;
-	unsigned int outstanding;
-	uint16_t owner;		/* the requesting port: its limits */
-};
-
 int sa_new(const struct sa_env *env, struct sa **out)
 {
 	struct sa *sa = calloc(1, sizeof(*sa));
@@ -90,11 +68,9 @@ int sa_new(const struct sa_env *env, struct sa **out)
 		return -ENOMEM;
 	sa->port_xfers = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_xfers));
 	sa->port_bytes = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_bytes));
-	sa->port_pending = calloc(LID_UCAST_MAX + 1, sizeof(*sa->port_pending));
-	if (!sa->port_xfers || !sa->port_bytes || !sa->port_pending) {
+	if (!sa->port_xfers || !sa->port_bytes) {
 		free(sa->port_xfers);
 		free(sa->port_bytes);
-		free(sa->port_pending);
 		free(sa);
 		return -ENOMEM;
 	}
@@ -119,14 +95,6 @@ struct sa *sa_free(struct sa *sa)
 		sa->xfers = x->next;
 		xfer_free(x);
 	}
-	/* Reads still out will never call back: the owner frees them first */
-	while (sa->pending) {
-		struct sa_pending *q = sa->pending;
-
-		sa->pending = q->next;
-		free(q->items);
-		free(q);
-	}
 	path_table_free(sa->pt);
 	sa_service_free(sa);
 	sa_guid_free(sa);
@@ -136,7 +104,6 @@ struct sa *sa_free(struct sa *sa)
 	free(sa->by_guid);
 	free(sa->port_xfers);
 	free(sa->port_bytes);
-	free(sa->port_pending);
 	free(sa);
 	return NULL;
 }
@@ -169,6 +136,14 @@ uint64_t sa_clock(const struct sa *sa)
 bool sa_trusted(const struct sa *sa, const struct sa_mad *req)
 {
 	return sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
+}
+
+void sa_judge_key(struct sa *sa, const struct sa_mad *req)
+{
+	sa->req_trusted = sa_trusted(sa, req);
+	/* A key shown to be trusted, but not the one: a guess, or a stale key */
+	if (req->sm_key && !sa->req_trusted)
+		sa->stats.bad_keys++;
 }
 
 /* The P_Keys p holds (fabric_port_pkeys: the default one when not known) */
@@ -1068,11 +1043,36 @@ static uint8_t ca_rec_port(const struct sa_mad *req, unsigned int field, uint8_t
 }
 
 /*
- * VLArbitrationTableRecord (IBA 15.2.5.9): the tables smd programmed, on
- * the ports of the nodes where programming (and the read-back) succeeded.
- * Records name the output port: a switch's cabled ports under its LID, a CA
- * port under its own.
+ * VLArbitrationTableRecord (IBA 15.2.5.9) and SL2VLTableRecord (15.2.5.4):
+ * the tables as the ports hold them, from the model (the sweep read what
+ * smd did not write or know, smd/sweep.c vl-read): no SMP at query time.
+ * Records name the output port: a switch's cabled ports under its LID, a
+ * CA port under its own (port 0 when asked so, ca_rec_port).
  */
+/* The owner still reads tables the model lacks (sa_env.tables_busy) */
+static bool tables_busy(const struct sa *sa)
+{
+	return sa->env->tables_busy && sa->env->tables_busy(sa->env->ctx);
+}
+
+/*
+ * A table the query asks for (fields a and b of the record, when in the
+ * mask, are va and vb) is not known yet but being read: -EBUSY, the
+ * client asks again (IBA 13.4.7); not being read: no record, 0
+ */
+static int table_unknown(const struct sa *sa, const struct sa_mad *req, unsigned int a,
+			 uint64_t va, unsigned int b, uint64_t vb)
+{
+	uint64_t m = req->comp_mask;
+	uint16_t attr = req->hdr.attr_id;
+
+	if (((m >> a) & 1) && sa_record_field(attr, req->data, a) != va)
+		return 0;
+	if (((m >> b) & 1) && sa_record_field(attr, req->data, b) != vb)
+		return 0;
+	return tables_busy(sa) ? -EBUSY : 0;
+}
+
 static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 		      const struct sa_mad *req, struct records *r)
 {
@@ -1081,25 +1081,67 @@ static int vlarb_port(struct sa *sa, uint16_t lid, const struct fab_port *q,
 			   ca_rec_port(req, 1, q->num);
 	int e = 0;
 
-	if (!q->pi_valid || !fabric_port_linked(q))
+	if (!fabric_vlarb_port(q))
 		return 0;
-	for (unsigned int high = 0; high < 2 && !e; high++) {
-		unsigned int cap = high ? q->pi.vl_arb_high_cap : q->pi.vl_arb_low_cap;
+	for (unsigned int b = VL_ARB_LOW_0_31; b <= VL_ARB_HIGH_32_63 && !e; b++) {
+		const struct vl_arb_entry *ent = fabric_vlarb_get(q, b);
 
-		for (unsigned int b = 0; b < 2 && cap > b * VL_ARB_BLOCK_SIZE && !e; b++) {
-			struct vl_arb_entry ent[VL_ARB_BLOCK_SIZE] = { { 0 } };
-			unsigned int n = cap - b * VL_ARB_BLOCK_SIZE;
+		if (!fabric_vlarb_has_block(q, b))
+			continue;
+		if (!ent) {
+			e = table_unknown(sa, req, 1, rec_port, 2, b);
+			continue;
+		}
+		vl_arb_block_encode(ent, tab);
+		sa_vlarb_record_encode(lid, rec_port, (uint8_t)b, tab, rec);
+		e = sa_rec_offer(r, req, rec);
+	}
+	return e;
+}
 
-			if (n > VL_ARB_BLOCK_SIZE)
-				n = VL_ARB_BLOCK_SIZE;
-			memcpy(ent, sa->env->vlarb + high * 2 * VL_ARB_BLOCK_SIZE +
-			       b * VL_ARB_BLOCK_SIZE, n * sizeof(ent[0]));
-			vl_arb_block_encode(ent, tab);
-			sa_vlarb_record_encode(lid, rec_port, (uint8_t)((high ? VL_ARB_HIGH_0_31 :
-							       VL_ARB_LOW_0_31) + b), tab, rec);
+/* A node's SL2VLTableRecords: every pair (switch) or port (CA) whose table is known */
+static int sl2vl_node(struct sa *sa, const struct fab_node *n, bool one, uint16_t want,
+		      const struct sa_mad *req, struct records *r)
+{
+	bool is_sw = n->type == NODE_TYPE_SWITCH;
+	int e = 0;
+
+	for (unsigned int in = 0; in <= (is_sw ? n->num_ports : 0u) && !e; in++) {
+		for (unsigned int out = 1; out <= n->num_ports && !e; out++) {
+			const struct fab_port *p = &n->ports[is_sw ? 0 : out];
+			uint8_t rec[16], vl[16], rec_out = is_sw ? (uint8_t)out :
+							      ca_rec_port(req, 2, out);
+			uint64_t packed;
+
+			if (!p->lid || (one && p->lid != want) || !fabric_sl2vl_pair(n, in, out) ||
+			    !sa_part_visible(sa, p))
+				continue;
+			if (fabric_sl2vl_get(n, in, out, &packed) < 0) {
+				e = table_unknown(sa, req, 1, in, 2, rec_out);
+				continue;
+			}
+			sl2vl_unpack(packed, vl);
+			sa_sl2vl_record_encode(p->lid, (uint8_t)in, rec_out, vl, rec);
 			e = sa_rec_offer(r, req, rec);
 		}
 	}
+	return e;
+}
+
+static int collect_sl2vls(struct sa *sa, const struct sa_mad *req, struct records *r)
+{
+	const struct fabric *f = sa->f;
+	uint16_t want = 0;
+	bool one = lid_filter(req, &want);
+	int e = 0;
+
+	if (one) {
+		const struct fab_port *p = fabric_port_by_lid(f, want);
+
+		return p && p->lid == want ? sl2vl_node(sa, p->node, one, want, req, r) : 0;
+	}
+	for (size_t i = 0; i < f->nnodes && !e; i++)
+		e = sl2vl_node(sa, f->nodes[i], false, 0, req, r);
 	return e;
 }
 
@@ -1110,13 +1152,9 @@ static int collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct record
 	bool one = lid_filter(req, &want);
 	int e = 0;
 
-	if (!sa->env->vlarb)
-		return 0;
 	for (size_t i = 0; i < f->nnodes && !e; i++) {
 		const struct fab_node *n = f->nodes[i];
 
-		if (!n->vlarb_sig)
-			continue;
 		for (unsigned int pn = 0; pn <= n->num_ports && !e; pn++) {
 			const struct fab_port *p = &n->ports[pn];
 
@@ -1442,182 +1480,8 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 	send_mad(sa, &resp, from->slid, from->qpn);
 }
 
-/* ---- SL2VLTableRecord: read from the fabric when asked ---- */
-
-#define SL2VL_MAX_READS	4096
-
 static void answer_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 			   struct records *recs);
-
-static void sl2vl_finish(struct sa_pending *q)
-{
-	struct sa *sa = q->sa;
-	struct records recs = { .size = 16 };
-	int e = 0;
-
-	for (struct sa_pending **pp = &sa->pending; *pp; pp = &(*pp)->next)
-		if (*pp == q) {
-			*pp = q->next;
-			break;
-		}
-	sa->npending--;
-	sa->port_pending[q->owner]--;
-	for (size_t i = 0; i < q->n && !e; i++) {
-		uint8_t rec[16];
-
-		if (!q->items[i].ok)
-			continue;
-		sa_sl2vl_record_encode(q->items[i].lid, q->items[i].in, q->items[i].rec_out,
-				       q->items[i].vl, rec);
-		e = sa_rec_offer(&recs, &q->req, rec);
-	}
-	if (e) {
-		free(recs.buf);
-		respond_status(sa, &q->req, &q->from, SA_STATUS_NO_RESOURCES);
-	} else {
-		answer_records(sa, &q->req, &q->from, &recs);
-	}
-	free(q->items);
-	free(q);
-}
-
-struct sl2vl_read {
-	struct sa_pending *q;
-	size_t i;
-};
-
-static void sl2vl_done(void *arg, int status, const uint8_t vl[16])
-{
-	struct sl2vl_read *rd = arg;
-	struct sa_pending *q = rd->q;
-
-	if (status == 0) {
-		memcpy(q->items[rd->i].vl, vl, 16);
-		q->items[rd->i].ok = true;
-	}
-	free(rd);
-	if (--q->outstanding == 0)
-		sl2vl_finish(q);
-}
-
-static int sl2vl_add(struct sa_pending *q, uint16_t lid, uint8_t in, uint8_t out, bool ca,
-		     size_t *cap)
-{
-	uint64_t m = q->req.comp_mask;
-	uint8_t rec_out = ca ? ca_rec_port(&q->req, 2, out) : out;
-
-	/* Fields 1 and 2 (IBA 15.2.5.4) narrow what must be read */
-	if (((m & 2) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 1) != in) ||
-	    ((m & 4) && sa_record_field(SA_ATTR_SL2VL_RECORD, q->req.data, 2) != rec_out))
-		return 0;
-	if (q->n >= SL2VL_MAX_READS)
-		return -E2BIG;
-	if (q->n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 32;
-		struct sl2vl_item *ni = realloc(q->items, ncap * sizeof(*ni));
-
-		if (!ni)
-			return -ENOMEM;
-		q->items = ni;
-		*cap = ncap;
-	}
-	memset(&q->items[q->n], 0, sizeof(q->items[q->n]));
-	q->items[q->n].lid = lid;
-	q->items[q->n].in = in;
-	q->items[q->n].out = out;
-	q->items[q->n].rec_out = rec_out;
-	q->n++;
-	return 0;
-}
-
-static void sl2vl_query(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from)
-{
-	const struct fabric *f = sa->f;
-	struct sa_pending *q;
-	uint16_t want = 0;
-	bool one = lid_filter(req, &want);
-	size_t cap = 0;
-	int e = 0;
-
-	uint16_t owner = sa_owner_of(sa, from->slid);
-
-	if (!sa->env->read_sl2vl) {
-		respond_status(sa, req, from, SA_STATUS_NO_RECORDS);
-		return;
-	}
-	/* Each query reads up to SL2VL_MAX_READS tables: a few at a time */
-	if (sa->npending >= SA_PENDING_MAX || sa->port_pending[owner] >= SA_PENDING_PER_PORT) {
-		sa->stats.refused++;
-		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
-		return;
-	}
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
-		return;
-	}
-	q->sa = sa;
-	q->owner = owner;
-	q->req = *req;
-	q->from = *from;
-	for (size_t i = 0; i < f->nnodes && !e; i++) {
-		const struct fab_node *n = f->nodes[i];
-
-		if (n->type == NODE_TYPE_SWITCH) {
-			uint16_t lid = n->ports[0].lid;
-
-			if (!lid || (one && lid != want) || !sa_part_visible(sa, &n->ports[0]))
-				continue;
-			/* Every (in, out) pair a packet can take: port 0 or a linked port in */
-			for (unsigned int in = 0; in <= n->num_ports && !e; in++) {
-				if (in && !fabric_port_linked(&n->ports[in]))
-					continue;
-				for (unsigned int out = 1; out <= n->num_ports && !e; out++)
-					if (out != in && fabric_port_linked(&n->ports[out]))
-						e = sl2vl_add(q, lid, (uint8_t)in, (uint8_t)out,
-							      false, &cap);
-			}
-			continue;
-		}
-		for (unsigned int pn = 1; pn <= n->num_ports && !e; pn++) {
-			const struct fab_port *p = &n->ports[pn];
-
-			if (!p->lid || !p->has_path || (one && p->lid != want) ||
-			    !sa_part_visible(sa, p))
-				continue;
-			e = sl2vl_add(q, p->lid, 0, (uint8_t)pn, true, &cap);
-		}
-	}
-	if (e) {
-		free(q->items);
-		free(q);
-		respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
-		return;
-	}
-	q->next = sa->pending;
-	sa->pending = q;
-	sa->npending++;
-	sa->port_pending[owner]++;
-	/* Count them all first: a read may complete before the loop ends */
-	q->outstanding = (unsigned int)q->n + 1;
-	for (size_t i = 0; i < q->n; i++) {
-		struct sl2vl_read *rd = malloc(sizeof(*rd));
-		const struct fab_port *p = fabric_port_by_lid(f, q->items[i].lid);
-
-		if (rd) {
-			/* Filled before the call: the answer may come back inside it */
-			rd->q = q;
-			rd->i = i;
-		}
-		if (!rd || !p || sa->env->read_sl2vl(sa->env->ctx, p->node, q->items[i].in,
-						       q->items[i].out, sl2vl_done, rd) < 0) {
-			free(rd);
-			q->outstanding--;
-		}
-	}
-	if (--q->outstanding == 0)
-		sl2vl_finish(q);
-}
 
 /*
  * Join or leave (IBA 15.2.5.17): Set is answered with GetResp, Delete with
@@ -1763,7 +1627,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	}
 	/* Partitions: what this requester may see (sa/sa_part.c) */
 	sa->requester = fabric_port_by_lid(sa->f, from->slid);
-	sa->req_trusted = sa->env->trusted_key && req.sm_key == sa->env->trusted_key;
+	sa_judge_key(sa, &req);
 	if (modify) {
 		answer_modify(sa, &req, from);
 		return;
@@ -1808,9 +1672,7 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	case SA_ATTR_SERVICE_RECORD: e = sa_service_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_INFORM_INFO_RECORD: e = sa_inform_collect(sa, &req, from, &recs); break;
 	case SA_ATTR_PATH_RECORD: e = collect_paths(sa, &req, &recs, &status); break;
-	case SA_ATTR_SL2VL_RECORD:
-		sl2vl_query(sa, &req, from);
-		return;
+	case SA_ATTR_SL2VL_RECORD: e = collect_sl2vls(sa, &req, &recs); break;
 	case SA_ATTR_VLARB_RECORD: e = collect_vlarbs(sa, &req, &recs); break;
 	case SA_ATTR_MCMEMBER_RECORD: e = sa_mcast_collect(sa, &req, &recs); break;
 	case SA_ATTR_MFT_RECORD: e = sa_mft_collect(sa, &req, &recs); break;
@@ -1820,6 +1682,12 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	if (e == -E2BIG && req.hdr.method == SA_METHOD_GET && recs.n >= 2) {
 		free(recs.buf);
 		respond_status(sa, &req, from, SA_STATUS_TOO_MANY);
+		return;
+	}
+	if (e == -EBUSY) {
+		/* Tables not read yet: come back (IBA 13.4.7), no SMP now */
+		free(recs.buf);
+		respond_status(sa, &req, from, MAD_STATUS_BUSY);
 		return;
 	}
 	if (e) {

@@ -33,19 +33,11 @@ struct sa_env {
 	uint64_t subnet_prefix;
 	unsigned int packet_life_time;	/* per-hop LifeTimeValue (IBA 14.2.5.4) */
 	/*
-	 * Read an SLtoVLMappingTable from the fabric (switch n: packets in at
-	 * port in, out at port out; CA: port out): done() runs once, later,
-	 * with 0 and the table or -errno. Tables smd does not program are
-	 * read when asked for, not cached.
+	 * The owner is still reading tables the model does not know of its
+	 * ports (SL-to-VL, VL arbitration): a query that would need one of
+	 * them is answered BUSY (IBA 13.4.7), never with an SMP. NULL: never.
 	 */
-	int (*read_sl2vl)(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
-			  void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg);
-	/*
-	 * The VL arbitration tables smd programs on every port: low then high,
-	 * 64 entries each (NULL: none known). Served for nodes whose tables
-	 * were programmed (fab_node.vlarb_sig).
-	 */
-	const struct vl_arb_entry *vlarb;
+	bool (*tables_busy)(void *ctx);
 	/*
 	 * Multicast membership changed (a join, a leave): the owner updates
 	 * the trees and MFTs soon, not from inside the call. NULL: nobody.
@@ -53,7 +45,8 @@ struct sa_env {
 	void (*mcast_changed)(void *ctx);
 	/*
 	 * Requests carrying this SM_Key are trusted (ProxyJoin for another
-	 * port, IBA 15.2.5.17); 0: nobody is.
+	 * port, IBA 15.2.5.17); 0: nobody is. Others carrying a non-zero
+	 * SM_Key are counted (sa_stats.bad_keys), never logged one by one.
 	 */
 	uint64_t trusted_key;
 	/*
@@ -101,6 +94,7 @@ struct sa_stats {
 	uint64_t refused;	/* NO_RESOURCES: a client past its limits, or all clients' */
 	uint64_t segments;
 	uint64_t shed;		/* dropped as read: their port had too many waiting */
+	uint64_t bad_keys;	/* requests with an SM_Key that is not the trusted one */
 	uint16_t shed_lid;	/* ... the last of them from this LID */
 };
 

@@ -17,12 +17,10 @@ struct records {
 	size_t max_bytes;	/* more bytes than this: -E2BIG (0: no limit) */
 };
 
-struct sa_pending;
 struct sa_xfer;
 
 struct sa {
 	const struct sa_env *env;
-	struct sa_pending *pending;
 	const struct fabric *f;
 	const struct route_result *routes;	/* SLs of the paths; NULL: SL 0 */
 	bool any_sl;			/* one-VL routes: every SL is safe on every path */
@@ -32,11 +30,9 @@ struct sa {
 	struct sa_xfer *xfers;
 	unsigned int nxfers;
 	size_t bytes;			/* payload of the transfers in flight */
-	unsigned int npending;		/* SL2VL queries waiting for the fabric */
-	/* By requesting port (its base LID): transfers, their bytes, pending queries */
+	/* By requesting port (its base LID): transfers, their bytes */
 	uint16_t *port_xfers;
 	uint32_t *port_bytes;
-	uint8_t *port_pending;
 	struct sa_stats stats;
 	/* Multicast: the groups, and the trees of the model served (NULL: none) */
 	struct mc_db *mc;
@@ -69,6 +65,8 @@ bool sa_port_owns_guid(const struct sa *sa, const struct fab_port *p, uint64_t g
 uint64_t sa_alias_owner(const struct sa *sa, uint64_t guid);
 /* A request that carries the SM_Key smd trusts (0: none is trusted) */
 bool sa_trusted(const struct sa *sa, const struct sa_mad *req);
+/* The request about to be answered: sets req_trusted, counts a wrong SM_Key */
+void sa_judge_key(struct sa *sa, const struct sa_mad *req);
 /* The SA's clock, monotonic microseconds */
 uint64_t sa_clock(const struct sa *sa);
 /* The requesting port a LID stands for (its base LID), whose limits apply */

@@ -206,7 +206,7 @@ static void mpr_answer(struct sa *sa, const struct sa_mad *req, const struct mad
 
 	/* Partitions: the paths this requester may see (sa/sa_part.c) */
 	sa->requester = fabric_port_by_lid(sa->f, from->slid);
-	sa->req_trusted = sa->env->trusted_key && req->sm_key == sa->env->trusted_key;
+	sa_judge_key(sa, req);
 	multipath_record_decode(rec, &mp);
 	ns = mp.sgid_count;
 	nd = mp.dgid_count;

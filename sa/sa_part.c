@@ -96,9 +96,10 @@ bool sa_part_group_visible(const struct sa *sa, uint16_t pkey)
 }
 
 /*
- * P_KeyTableRecord (IBA 15.2.5.11): the tables smd programmed, one record
- * per 32-entry block; the endports' under their LIDs, and the switch ports
- * facing CAs (their enforcement tables) under the switch's LID.
+ * P_KeyTableRecord (IBA 15.2.5.11): the tables as the ports hold them
+ * (programmed by smd, or read: switch ports between switches), one record
+ * per 32-entry block; the endports' under their LIDs, a switch's external
+ * ports under the switch's LID.
  */
 /*
  * The port's table is PartitionCap entries long (a switch's external port:

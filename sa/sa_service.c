@@ -5,6 +5,11 @@
  * ServiceID, ServiceGID and ServiceP_Key. The rules smd keeps:
  *  - a port registers and deletes services of its own GID (its port GUID
  *    or an alias GUID of it); any GID only with the trusted SM_Key;
+ *  - a request whose ServiceGID names the requesting port's own GUID (or
+ *    alias) is taken whatever its subnet prefix (clients that write the
+ *    prefix byte-swapped, or another subnet's, mean their own port: OpenSM
+ *    takes them too) and the record keeps the subnet's prefix; any other
+ *    GID must carry the subnet's prefix or the link-local one;
  *  - ServiceP_Key must be a P_Key the registering port holds; a requester
  *    sees only services in partitions it shares (one of the two a full
  *    member), so records are not handed out across partitions;
@@ -412,8 +417,15 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 	service_record_decode(rec, &r);
 	gid_decode(r.gid, &prefix, &guid);
 	port = sa_port_by_any_guid(sa, guid);
-	if (!port || (prefix != sa->env->subnet_prefix && prefix != UINT64_C(0xfe80000000000000)))
+	if (port && port == who && prefix != sa->env->subnet_prefix) {
+		/* The requester's own GUID: its port, stored under the subnet's prefix */
+		prefix = sa->env->subnet_prefix;
+		gid_encode(prefix, guid, r.gid);
+		memcpy(rec + 8, r.gid, 16);
+	} else if (!port || (prefix != sa->env->subnet_prefix &&
+			     prefix != UINT64_C(0xfe80000000000000))) {
 		return SA_STATUS_INVALID_GID;
+	}
 	/* A port registers and deletes its own services only (or the SM_Key is shown) */
 	if (!trusted && who != port)
 		return SA_STATUS_DENIED;

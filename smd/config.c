@@ -74,7 +74,8 @@ static const struct code_name rates[] = {
 	{ "2.5", 2 }, { "5", 5 }, { "10", 3 }, { "14", 11 }, { "20", 6 }, { "25", 15 },
 	{ "28", 19 }, { "30", 4 }, { "40", 7 }, { "50", 20 }, { "56", 12 }, { "60", 8 },
 	{ "80", 9 }, { "100", 16 }, { "112", 13 }, { "120", 10 }, { "168", 14 }, { "200", 17 },
-	{ "300", 18 }, { "400", 21 }, { "600", 22 }, { NULL, 0 },
+	{ "300", 18 }, { "400", 21 }, { "600", 22 }, { "800", 23 }, { "1200", 24 },
+	{ "1600", 25 }, { NULL, 0 },
 };
 
 static int parse_code(const struct code_name *t, const char *v, unsigned int *out)
@@ -626,6 +627,7 @@ static const struct config_key keys[] = {
 	  NULL },
 	BOOL(cabling_enforce, CONFIG_LIVE),
 	{ "sm_key", key_u64, print_hex64, FIELD(sm_key), 0, 0, NULL, CONFIG_LIVE, NULL },
+	{ "sa_key", key_u64, print_hex64, FIELD(sa_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	{ "m_key", key_u64, print_hex64, FIELD(m_key), 0, 0, NULL, CONFIG_LIVE, NULL },
 	UINT(m_key_protect_bits, 0, 3, CONFIG_LIVE),
 	UINT(m_key_lease_period, 0, 65535, CONFIG_LIVE),
@@ -724,17 +726,21 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 		r = -EIO;
 		snprintf(err, errlen, "%s: read error", path);
 	}
-	if (!r && (c->sm_key || c->m_key)) {
+	if (!r && (c->sm_key || c->sa_key || c->m_key)) {
 		struct stat st;
 
-		/* Whoever reads a key can take the subnet over; whoever writes it, too */
+		/*
+		 * Whoever reads a key can take the subnet over (or, sa_key, read
+		 * and change every SA record); whoever writes it, too
+		 */
 		if (fstat(fileno(f), &st) < 0) {
 			r = -errno;
 			snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		} else if (st.st_mode & (S_IROTH | S_IWOTH)) {
 			r = -EACCES;
 			snprintf(err, errlen, "%s: sets %s but others may %s it (mode %04o): "
-				 "chmod o-rw %s", path, c->sm_key ? "sm_key" : "m_key",
+				 "chmod o-rw %s", path, c->sm_key ? "sm_key" : c->sa_key ? "sa_key" :
+				 "m_key",
 				 st.st_mode & S_IROTH ? "read" : "write",
 				 (unsigned int)(st.st_mode & 07777), path);
 		}

@@ -76,6 +76,8 @@ struct smd_config {
 	bool cabling_enforce;		/* wrong switch-to-switch links stay at INIT */
 	/* issue 12: trust nothing on the wire */
 	uint64_t sm_key;		/* SMInfo.SM_Key shared by this subnet's SMs; 0: none */
+	/* The SM_Key an SA request carries to be trusted; 0: sm_key's (issue 23) */
+	uint64_t sa_key;
 	uint64_t m_key;			/* the secret every port's M_Key is derived from; 0: off */
 	unsigned int m_key_protect_bits;	/* PortInfo.M_KeyProtectBits written with it */
 	unsigned int m_key_lease_period;	/* PortInfo.M_KeyLeasePeriod, seconds */
@@ -90,7 +92,7 @@ struct smd_config {
 void config_defaults(struct smd_config *c);
 /*
  * 0, or -errno with a "file:line: reason" message in err. A file that sets
- * sm_key or m_key must not be readable or writable by others (-EACCES).
+ * sm_key, sa_key or m_key must not be readable or writable by others (-EACCES).
  */
 int config_load(struct smd_config *c, const char *path, char *err, size_t errlen);
 /* Set one key from a string (config file and command line share this) */

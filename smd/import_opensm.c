@@ -69,7 +69,6 @@ enum osm_type {
 			"sm-enable brings back an smd another SM disabled"
 #define I_GUID2LID	"smd remembers LIDs in its database: OpenSM's guid2lid goes in with " \
 			"smctl import-guid2lid, or opensm_guid2lid (below) at smd's first start"
-#define I_SAKEY		"smd's SA trusts the requests that carry sm_key"
 #define I_SA		"SA: smd drops a port's event subscriptions when the port leaves, " \
 			"answers BUSY while it cannot serve, offers every IBA rate, picks free " \
 			"alias GUIDs itself, and routes inside the subnet only"
@@ -98,7 +97,7 @@ static const struct osm_opt opts[] = {
 	{ "m_key_protection_level", T_U8, "0", X },
 	{ "m_key_lookup", T_BOOL, "TRUE", I_MKEYLOOK },
 	{ "sm_key", T_U64, "0x0000000000000001", X },
-	{ "sa_key", T_U64, "0x0000000000000001", I_SAKEY },
+	{ "sa_key", T_U64, "0x0000000000000001", X },
 	{ "subnet_prefix", T_U64, "0xfe80000000000000", X },
 	{ "lmc", T_U8, "0", X },
 	{ "lmc_esp0", T_BOOL, "FALSE", I_ESP0 },
@@ -411,7 +410,7 @@ static bool put(struct imp *im, const char *key, const char *value, const char *
 	if (note)
 		comment(im->body, "   ", note);
 	fprintf(im->body, "%s = %s\n", key, *value ? value : "\"\"");
-	if (!strcmp(key, "sm_key") || !strcmp(key, "m_key"))
+	if (!strcmp(key, "sm_key") || !strcmp(key, "sa_key") || !strcmp(key, "m_key"))
 		im->secret |= strtoull(value, NULL, 0) != 0;
 	return true;
 }
@@ -430,7 +429,7 @@ static void tr_port(struct imp *im)
 
 static void tr_keys(struct imp *im)
 {
-	uint64_t smk = eff_num(im, "sm_key"), mk = eff_num(im, "m_key");
+	uint64_t smk = eff_num(im, "sm_key"), sak = eff_num(im, "sa_key"), mk = eff_num(im, "m_key");
 	char v[24];
 
 	/* OpenSM's default SM_Key 1 is known to all: no secret to keep */
@@ -443,6 +442,15 @@ static void tr_keys(struct imp *im)
 		put(im, "sm_key", v, "sm_key", smk ? "smd shows other SMs a keyed hash of it, never "
 		    "the key: only other smd with this key are its peers, an SM that does not "
 		    "prove it takes no part in the election (smd(8), SECURITY)" : NULL);
+	}
+	/* OpenSM trusts SA requests that carry sa_key; its default 1 is no secret either */
+	if (sak == 1) {
+		mark(im, "sa_key", false, "1 is OpenSM's default, known to everyone: smd keeps no "
+		     "sa_key, and its SA trusts the requests that carry sm_key (when one is set)");
+	} else {
+		snprintf(v, sizeof(v), "0x%016" PRIx64, sak);
+		put(im, "sa_key", v, "sa_key", sak ? "smd's SA trusts the requests that carry it, "
+		    "and no longer those that carry sm_key" : NULL);
 	}
 	snprintf(v, sizeof(v), "0x%016" PRIx64, mk);
 	if (!mk) {
@@ -939,8 +947,8 @@ static void print_header(struct imp *im, FILE *out)
 	fprintf(out, "# Check it with \"smd -n -c FILE\"; \"smd -nv -c FILE\" prints every key "
 		"smd uses.\n");
 	if (im->secret)
-		fprintf(out, "# It sets sm_key or m_key: keep it private (chmod 600), smd refuses "
-			"it otherwise.\n");
+		fprintf(out, "# It sets sm_key, sa_key or m_key: keep it private (chmod 600), "
+			"smd refuses it otherwise.\n");
 	if (im->nbad) {
 		fprintf(out, "#\n# NOT UNDERSTOOD (smd reported these lines on stderr too; "
 			"they are not translated):\n");

@@ -46,6 +46,7 @@
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
+#include "smd/vlread.h"
 #include "topo/route.h"
 
 /* Longest the simulator's MAD descriptor is polled at a time */
@@ -402,6 +403,9 @@ static void sa_serve(struct smd *smd, const struct sweep_result *res, struct sa_
 	if (serving && !smd->sa_serving)
 		log_info("SA: answering queries");
 	smd->sa_serving = serving;
+	/* What the model does not know of the tables ports hold, for the SA */
+	if (serving && vlread_start(smd) < 0)
+		log_warn("cannot read the tables of the ports: the SA answers without them");
 }
 
 /* Unsolicited MADs, from the transaction layer: SA requests, SMInfo, traps */
@@ -442,6 +446,7 @@ static void leave_master(struct loop *lp, enum sm_state from)
 		return;
 	sa_update(smd->sa, NULL, NULL);
 	smd->sa_serving = false;
+	vlread_stop(smd);
 	log_info("SA: not answering (this SM is no longer master)");
 }
 
@@ -584,6 +589,8 @@ static void heavy_done(struct loop *lp, int r)
 			print_summary(res);
 	} else if (r < 0) {
 		/* the model (and what check-routes shows) stays the previous one */
+		if (smd->sa_serving && vlread_start(smd) < 0)
+			log_warn("cannot read the tables of the ports: the SA answers without them");
 	} else if (res->standby) {
 		printf("smd: standby: master is SM 0x%016" PRIx64 " (priority %u)\n",
 		       smd->master.guid, smd->master.priority);

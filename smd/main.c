@@ -28,6 +28,7 @@
 #include "smd/partitions.h"
 #include "smd/import_opensm.h"
 #include "smd/trap.h"
+#include "smd/vlread.h"
 #include "topo/route.h"
 #include "mad/capture.h"
 
@@ -65,47 +66,20 @@ static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t 
 	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
 }
 
-struct sl2vl_ctx {
-	void (*done)(void *arg, int status, const uint8_t vl[16]);
-	void *arg;
-};
-
-static void sl2vl_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+/* Tables of the ports being read (smd/vlread.c): the SA answers BUSY for those */
+static bool sa_tables_busy(void *ctx)
 {
-	struct sl2vl_ctx *c = arg;
-	uint8_t vl[16] = { 0 };
-
-	if (status == 0)
-		sl2vl_table_decode(resp->data, vl);
-	c->done(c->arg, status, vl);
-	free(c);
+	return vlread_busy(ctx);
 }
 
-/* The SA asks the fabric for an SL2VL table (IBA 14.2.5.8) by directed route */
-static int sa_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
-			 void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
+/*
+ * The SM_Key that makes an SA request trusted (IBA 15.2.1.1): sa_key when
+ * set, so that the hosts given it cannot also take the subnet over with
+ * it; else the subnet's sm_key, as before sa_key existed
+ */
+static uint64_t sa_trusted_key(const struct smd_config *c)
 {
-	struct smd *smd = ctx;
-	const struct dr_path *path;
-	struct sl2vl_ctx *c;
-	struct smp req;
-	int r;
-
-	/* A switch answers for all its ports; a CA port for itself */
-	path = out <= n->num_ports ? fabric_port_route(&n->ports[out]) : NULL;
-	if (!path)
-		return -EINVAL;
-	c = malloc(sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	c->done = done;
-	c->arg = arg;
-	smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_SL2VL_TABLE,
-		    n->type == NODE_TYPE_SWITCH ? (uint32_t)in << 8 | out : 0, path);
-	r = txn_submit(smd->txn, &req, 0, sl2vl_cb, c);
-	if (r < 0)
-		free(c);
-	return r;
+	return c->sa_key ? c->sa_key : c->sm_key;
 }
 
 static int ensure_db_dir(const char *path)
@@ -215,14 +189,15 @@ static void reload_config(struct smd *smd)
 		warn_layered(&c);
 	if (c.sm_key != smd->cfg.sm_key)
 		log_notice("SIGHUP: sm_key %s", c.sm_key ? "changed" : "removed");
+	if (c.sa_key != smd->cfg.sa_key)
+		log_notice("SIGHUP: sa_key %s", c.sa_key ? "changed" : "removed");
 	old = smd->cfg;
 	config_reload(&smd->cfg, &c);
 	log_set_level(c.log_level);
 	smd->sa_env.sm_priority = (uint8_t)c.sm_priority;
 	smd->sa_env.subnet_prefix = c.subnet_prefix;
 	smd->sa_env.packet_life_time = c.packet_life_time;
-	/* The SA trusts requests that carry the subnet's SM_Key (IBA 15.2.1.1) */
-	smd->sa_env.trusted_key = c.sm_key;
+	smd->sa_env.trusted_key = sa_trusted_key(&c);
 	log_info("SIGHUP: configuration %s read again", smd->config_path);
 	/* The partitions and their IPoIB groups follow (smd/partitions.c); the
 	 * keys they come from change only with them, so that status and
@@ -451,8 +426,8 @@ int main(int argc, char **argv)
 		.sm_guid = pa->port_guid, .sm_priority = (uint8_t)smd.cfg.sm_priority,
 		.subnet_prefix = smd.cfg.subnet_prefix,
 		.packet_life_time = smd.cfg.packet_life_time,
-		.send = sa_send, .read_sl2vl = sa_read_sl2vl, .ctx = &smd,
-		.vlarb = &smd.vlarb[0][0], .trusted_key = smd.cfg.sm_key,
+		.send = sa_send, .ctx = &smd, .trusted_key = sa_trusted_key(&smd.cfg),
+		.tables_busy = sa_tables_busy,
 	};
 	r = sa_new(&smd.sa_env, &smd.sa);
 	if (r < 0) {
@@ -509,6 +484,7 @@ out:
 	/* The worker never reads the partitions (the pkeys phase runs on the loop) */
 	part_conf_free(smd.parts);
 	txn_free(smd.txn);
+	vlread_free(&smd);	/* after the transactions: their callbacks use it */
 	close_capture(&smd, cap);
 	mad_port_close(smd.port);
 	return rc;

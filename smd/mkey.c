@@ -499,6 +499,7 @@ static void pi_nochange(struct port_info *pi)
 	pi->link_width_enabled = 0;
 	pi->link_speed_enabled = 0;
 	pi->link_speed_ext_enabled = 0;
+	pi->link_speed_ext_enabled2 = 0;	/* as written before IBA 1.7: no change */
 	pi->client_reregister = 0;
 }
 

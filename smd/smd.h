@@ -27,6 +27,7 @@ struct trap_table;
 struct mkey;
 struct part_conf;
 struct cabling;
+struct vlread;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
@@ -82,8 +83,6 @@ struct smd {
 	bool routes_repairable;		/* they are deadlock-free: route_repair may start from them */
 	char routes_engine[32];		/* the engine they come from */
 	bool route_full;		/* this sweep computes routes afresh (asked for) */
-	/* The VL arbitration tables it programmed: low, high */
-	struct vl_arb_entry vlarb[2][2 * VL_ARB_BLOCK_SIZE];
 	struct sa *sa;			/* answers from fabric once the subnet is up */
 	struct sa_env sa_env;
 	bool sa_serving;
@@ -94,9 +93,11 @@ struct smd {
 	bool resweep_heavy;		/* the next sweep rediscovers (SIGHUP, smctl) */
 	bool last_sweep_down;		/* the last heavy sweep left the subnet not up */
 	uint64_t light_sweeps, heavy_sweeps;	/* since start */
+	uint64_t smps_base;		/* SMPs sent before the transaction counters last restarted */
 	struct control *control;	/* smctl's socket; NULL: none */
 	struct trap_table *trapt;	/* traps: sources, hold-offs, floods (smd/trap.h) */
 	struct mkey *mkey;		/* M_Keys: which port holds which (smd/mkey.h) */
+	struct vlread *vlread;		/* reading the tables ports hold (smd/vlread.h) */
 	struct smd_stats stats;
 	/* SM election (smd/sm.c); --once does not take part */
 	bool elect;

@@ -195,6 +195,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->sminfo_refused = smd->sminfo_refused;
 
 	s->sa_serving = smd->sa_serving;
+	s->sa_key = smd->cfg.sa_key != 0;
 	if (smd->sa) {
 		const struct sa_stats *ss = sa_stats(smd->sa);
 
@@ -204,6 +205,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 		s->sa_errors = ss->errors;
 		s->sa_refused = ss->refused;
 		s->sa_dropped = ss->dropped + ss->shed;
+		s->sa_bad_keys = ss->bad_keys;
 	}
 	fill_mcast(smd, s);
 
@@ -223,6 +225,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->smps_sent = st->smps_sent;
 	s->smps_timed_out = st->smps_timed_out;
 	s->smps_lost = st->smps_lost;
+	s->smps_all = smd->smps_base + (smd->txn ? txn_stats(smd->txn)->sent : 0);
 	s->traps = st->traps;
 	fill_traps(smd, s);
 	s->resweep_pending = smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") : "no";

@@ -136,6 +136,8 @@ struct status_snapshot {
 	bool sa_serving;
 	bool has_sa;
 	uint64_t sa_received, sa_answered, sa_errors, sa_refused, sa_dropped;
+	bool sa_key;			/* sa_key set: sm_key no longer makes SA requests trusted */
+	uint64_t sa_bad_keys;		/* SA requests with an SM_Key not trusted */
 
 	bool has_mcast;
 	size_t mc_groups, mc_memberships;
@@ -158,6 +160,7 @@ struct status_snapshot {
 	bool last_failed;		/* it did not complete: its counters mean nothing */
 
 	uint64_t smps_sent, smps_timed_out, smps_lost;
+	uint64_t smps_all;		/* every SMP sent since start: sweeps, SA, polls */
 	uint64_t traps;
 	bool has_traps;
 	uint64_t trap_swept, trap_held_back, trap_reported, trap_ignored, trap_unknown,

@@ -289,6 +289,7 @@ void status_json(const struct status_snapshot *s, struct json *j)
 	json_u64(j, "sminfo_refused", s->sminfo_refused);
 	json_mkey(&s->mkey, j);
 	json_bool(j, "sa", s->sa_serving);
+	json_bool(j, "sa_key", s->sa_key);
 	if (s->has_sa) {
 		json_obj_begin(j, "sa_requests");
 		json_u64(j, "received", s->sa_received);
@@ -296,11 +297,13 @@ void status_json(const struct status_snapshot *s, struct json *j)
 		json_u64(j, "errors", s->sa_errors);
 		json_u64(j, "refused", s->sa_refused);
 		json_u64(j, "dropped", s->sa_dropped);
+		json_u64(j, "bad_keys", s->sa_bad_keys);
 		json_obj_end(j);
 	}
 	json_mcast(s, j);
 	json_sweeps(s, j);
 	status_json_smps(j, "smps", s->smps_sent, s->smps_timed_out, s->smps_lost);
+	json_u64(j, "smps_all", s->smps_all);
 	json_traps(s, j);
 	json_str(j, "resweep_pending", s->resweep_pending);
 	json_u64(j, "problems", s->problems);

@@ -111,6 +111,8 @@ static void metrics_mads(const struct status_snapshot *s, struct metrics *m)
 		s->smps_timed_out);
 	counter(m, "smd_smps_unanswered_total",
 		"SMPs of heavy sweeps left unanswered after every retry", s->smps_lost);
+	counter(m, "smd_smps_all_total",
+		"Every SMP smd sent since it started: sweeps, the SA's own, SM polls", s->smps_all);
 	counter(m, "smd_traps_total", "Traps (notices) received from the fabric", s->traps);
 	/*
 	 * SA requests: separate counters, not one family with an outcome
@@ -119,6 +121,8 @@ static void metrics_mads(const struct status_snapshot *s, struct metrics *m)
 	 * would count some twice.
 	 */
 	gauge(m, "smd_sa_serving", "1 while the SA answers requests", s->sa_serving);
+	gauge(m, "smd_sa_key_set", "1 when sa_key is set: sm_key makes no SA request trusted",
+	      s->sa_key);
 	if (!s->has_sa)
 		return;
 	counter(m, "smd_sa_requests_total", "Well-formed SA requests received", s->sa_received);
@@ -131,6 +135,9 @@ static void metrics_mads(const struct status_snapshot *s, struct metrics *m)
 	counter(m, "smd_sa_requests_dropped_total",
 		"SA MADs dropped unanswered: malformed, or their port had too many waiting",
 		s->sa_dropped);
+	counter(m, "smd_sa_requests_bad_key_total",
+		"SA requests carrying an SM_Key other than the trusted one (answered untrusted)",
+		s->sa_bad_keys);
 }
 
 /* The cabling plan (smd/cabling.c): only when one is configured */

@@ -280,15 +280,19 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx)
 	emit(ctx, "sminfo_refused: %" PRIu64 "\n", s->sminfo_refused);
 	text_mkey(&s->mkey, emit, ctx);
 	emit(ctx, "sa: %s\n", s->sa_serving ? "answering" : "not answering");
+	emit(ctx, "sa_key: %s\n", s->sa_key ? "set (sm_key does not make SA requests trusted)" :
+	     "none (sm_key makes SA requests trusted)");
 	if (s->has_sa)
 		emit(ctx, "sa_requests: %" PRIu64 " received, %" PRIu64 " answered with records, %"
 		     PRIu64 " with an error status (%" PRIu64 " of them refused at the limits), %"
-		     PRIu64 " dropped (malformed, or their port's queue full)\n", s->sa_received,
-		     s->sa_answered, s->sa_errors, s->sa_refused, s->sa_dropped);
+		     PRIu64 " dropped (malformed, or their port's queue full), %" PRIu64
+		     " with an SM_Key not trusted\n", s->sa_received, s->sa_answered, s->sa_errors,
+		     s->sa_refused, s->sa_dropped, s->sa_bad_keys);
 	text_mcast(s, emit, ctx);
 	text_sweeps(s, emit, ctx);
 	emit(ctx, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 	     s->smps_sent, s->smps_timed_out, s->smps_lost);
+	emit(ctx, "smps_all: %" PRIu64 " sent since start (sweeps, SA, SM polls)\n", s->smps_all);
 	text_traps(s, emit, ctx);
 	emit(ctx, "resweep_pending: %s\n", s->resweep_pending);
 	if (s->last && !s->last_failed) {

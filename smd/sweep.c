@@ -39,6 +39,7 @@
 #include "smd/mcast.h"
 #include "smd/mkey.h"
 #include "smd/sweep.h"
+#include "smd/vlread.h"
 #include "topo/discover.h"
 #include "topo/lid.h"
 #include "topo/mc.h"
@@ -919,6 +920,7 @@ static void port_info_nochange(struct port_info *pi)
 	pi->link_width_enabled = 0;
 	pi->link_speed_enabled = 0;
 	pi->link_speed_ext_enabled = 0;
+	pi->link_speed_ext_enabled2 = 0;	/* as written before IBA 1.7: no change */
 	pi->client_reregister = 0;
 }
 
@@ -1091,6 +1093,9 @@ static int phase_activate(struct sweep *sw)
 struct tbl_ctx {
 	struct sweep *sw;
 	struct fab_node *node;
+	/* Which table: SL-to-VL (in, out), all pairs at once; VL arbitration (port, block) */
+	unsigned int in, out, port, block;
+	bool all;
 	struct smp req;			/* the Set to send, data included */
 	unsigned int cmp_len;		/* bytes of data that must match */
 	unsigned int need_vls;		/* SL-to-VL read back: 0 every entry must match; N: only
@@ -1120,6 +1125,44 @@ static const char *tbl_name(uint16_t attr)
 	return attr == SMP_ATTR_SL2VL_TABLE ? "SL-to-VL table" : "VL arbitration table";
 }
 
+/*
+ * The model keeps what the port holds (the SA answers from it): data, as
+ * the port answered it, or NULL: not known any more
+ */
+static void tbl_record(struct tbl_ctx *tc, const uint8_t *data)
+{
+	struct fab_node *n = tc->node;
+	struct sweep *sw = tc->sw;
+
+	if (tc->req.hdr.attr_id == SMP_ATTR_VL_ARB_TABLE) {
+		struct vl_arb_entry e[VL_ARB_BLOCK_SIZE];
+
+		if (!data) {
+			n->ports[tc->port].vlarb[tc->block - 1] = NULL;
+			return;
+		}
+		vl_arb_block_decode(data, e);
+		if (fabric_vlarb_set(sw->f, &n->ports[tc->port], tc->block, e) < 0)
+			sw->err = -ENOMEM;
+		return;
+	}
+	for (unsigned int in = 0; in <= n->num_ports; in++) {
+		for (unsigned int out = 1; out <= n->num_ports; out++) {
+			uint8_t vl[16];
+
+			if (tc->all ? !fabric_sl2vl_pair(n, in, out) : in != tc->in || out != tc->out)
+				continue;
+			if (!data) {
+				fabric_sl2vl_forget(n, in, out);
+				continue;
+			}
+			sl2vl_table_decode(data, vl);
+			if (fabric_sl2vl_set(n, in, out, sl2vl_pack(vl)) < 0)
+				sw->err = -ENOMEM;
+		}
+	}
+}
+
 static void tbl_fail(struct tbl_ctx *tc, const char *why)
 {
 	log_warn("%s 0x%08x of %s (GUID 0x%016" PRIx64 ") was not programmed: %s",
@@ -1127,6 +1170,7 @@ static void tbl_fail(struct tbl_ctx *tc, const char *why)
 		 tc->node->guid, why);
 	*tc->sig = 0;
 	tc->sw->res->table_errors++;
+	tbl_record(tc, NULL);	/* read once the model is served (smd/vlread.c) */
 }
 
 static void tbl_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
@@ -1137,6 +1181,8 @@ static void tbl_set_cb(void *arg, int status, const struct smp *req, const struc
 		tbl_fail(tc, strerror(-status));
 	else if (memcmp(resp->data, req->data, tc->cmp_len))
 		tbl_fail(tc, "the port holds another table");
+	else
+		tbl_record(tc, resp->data);
 	free(tc);
 }
 
@@ -1158,6 +1204,7 @@ static void tbl_get_cb(void *arg, int status, const struct smp *req, const struc
 	if (status == 0 && (tc->need_vls ? sl2vl_serves(resp->data, tc->req.data, tc->need_vls) :
 			    !memcmp(resp->data, tc->req.data, tc->cmp_len))) {
 		tc->sw->res->tables_kept++;
+		tbl_record(tc, resp->data);
 		free(tc);
 		return;
 	}
@@ -1165,10 +1212,14 @@ static void tbl_get_cb(void *arg, int status, const struct smp *req, const struc
 	tbl_send_set(tc);
 }
 
-/* Queue one table; fresh: the node was reset or never programmed, do not read first */
-static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint32_t amod,
-		       const struct dr_path *path, const uint8_t *data, unsigned int cmp_len,
-		       unsigned int need_vls, bool fresh, uint64_t *sig)
+/*
+ * Queue one table (which: in, out, port, block, all as in tbl_ctx); fresh:
+ * the node was reset or never programmed, do not read first
+ */
+static int tbl_program(struct sweep *sw, struct fab_node *n, const struct tbl_ctx *which,
+		       uint16_t attr, uint32_t amod, const struct dr_path *path,
+		       const uint8_t *data, unsigned int cmp_len, unsigned int need_vls, bool fresh,
+		       uint64_t *sig)
 {
 	struct tbl_ctx *tc = calloc(1, sizeof(*tc));
 	struct smp get;
@@ -1176,6 +1227,11 @@ static int tbl_program(struct sweep *sw, struct fab_node *n, uint16_t attr, uint
 
 	if (!tc)
 		return -ENOMEM;
+	tc->in = which->in;
+	tc->out = which->out;
+	tc->port = which->port;
+	tc->block = which->block;
+	tc->all = which->all;
 	tc->sw = sw;
 	tc->node = n;
 	tc->cmp_len = cmp_len;
@@ -1203,28 +1259,40 @@ static uint64_t sig_add(uint64_t h, const void *data, size_t len)
 #define SIG_INIT	UINT64_C(0xcbf29ce484222325)
 
 /*
- * A node whose tables the previous sweep programmed to the same signature
- * and that was not reset since keeps them without a read: a switch that was
- * reset has LinearFDBTop 0 again, a CA port that was reset comes back below
- * ACTIVE. Everything else is read, and written where it differs.
+ * Node n as the last model had it, when it still holds what it held then:
+ * it was not reset since (a switch that was has LinearFDBTop 0 again, a CA
+ * port that was comes back below ACTIVE; judged before this sweep sets
+ * either). NULL: new, or reset.
  */
-static bool tbl_trusted(const struct sweep *sw, const struct fab_node *n, uint64_t want,
-			bool vlarb)
+static const struct fab_node *tbl_old(const struct sweep *sw, const struct fab_node *n)
 {
 	const struct fab_node *old = sw->smd->fabric ? fabric_find(sw->smd->fabric, n->guid) :
 				     NULL;
 
-	if (!old || !want || (vlarb ? old->vlarb_sig : old->sl2vl_sig) != want)
-		return false;
+	if (!old || old->type != n->type || old->num_ports != n->num_ports)
+		return NULL;
 	if (n->type == NODE_TYPE_SWITCH)
-		return n->si_valid && n->si.lft_top != 0;
+		return n->si_valid && n->si.lft_top != 0 ? old : NULL;
 	for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
 		const struct fab_port *p = &n->ports[pn];
 
 		if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE)
-			return false;
+			return NULL;
 	}
-	return true;
+	return old;
+}
+
+/*
+ * A node whose tables the previous sweep programmed to the same signature
+ * and that was not reset since keeps them without a read. Everything else
+ * is read, and written where it differs.
+ */
+static bool tbl_trusted(const struct sweep *sw, const struct fab_node *n, uint64_t want,
+			bool vlarb)
+{
+	const struct fab_node *old = tbl_old(sw, n);
+
+	return old && want && (vlarb ? old->vlarb_sig : old->sl2vl_sig) == want;
 }
 
 /* The ports of n whose tables matter: cabled ones, and a switch's port 0 */
@@ -1282,8 +1350,9 @@ static int sl2vl_node(struct sweep *sw, struct fab_node *n)
 		} else if (one) {
 			sl2vl_table_encode(vl, data);
 			sw->res->tables_whole++;
-			r = tbl_program(sw, n, SMP_ATTR_SL2VL_TABLE, sl2vl_amod(0, 0, true, true),
-					&n->path, data, 8, 0, true, &n->sl2vl_sig);
+			r = tbl_program(sw, n, &(struct tbl_ctx){ .all = true }, SMP_ATTR_SL2VL_TABLE,
+					sl2vl_amod(0, 0, true, true), &n->path, data, 8, 0, true,
+					&n->sl2vl_sig);
 			if (r < 0)
 				return r;
 		}
@@ -1308,7 +1377,8 @@ static int sl2vl_node(struct sweep *sw, struct fab_node *n)
 					continue;
 				sl2vl_table_encode(vl, data);
 				/* IBA 14.2.5.8: switches take the input port in bits 8-15 */
-				r = tbl_program(sw, n, SMP_ATTR_SL2VL_TABLE,
+				r = tbl_program(sw, n, &(struct tbl_ctx){ .in = in, .out = out },
+						SMP_ATTR_SL2VL_TABLE,
 						is_sw ? sl2vl_amod(in, out, false, false) : 0, path,
 						data, 8, need, fresh, &n->sl2vl_sig);
 				if (r < 0)
@@ -1398,7 +1468,8 @@ static int vlarb_node(struct sweep *sw, struct fab_node *n)
 					if (!path)
 						continue;
 					vl_arb_block_encode(want[high] + b * VL_ARB_BLOCK_SIZE, data);
-					r = tbl_program(sw, n, SMP_ATTR_VL_ARB_TABLE,
+					r = tbl_program(sw, n, &(struct tbl_ctx){ .port = pn,
+							.block = block }, SMP_ATTR_VL_ARB_TABLE,
 							block << 16 | (is_sw ? pn : 0), path, data,
 							2 * ents, 0, fresh, &n->vlarb_sig);
 					if (r < 0)
@@ -1418,6 +1489,34 @@ static int vlarb_node(struct sweep *sw, struct fab_node *n)
 		}
 	}
 	return 0;
+}
+
+/*
+ * The tables node n held at the end of the last sweep, when it still holds
+ * them (tbl_old): the SL-to-VL and VL arbitration tables, and the P_Key
+ * tables of the switch ports the pkeys phase leaves alone (between
+ * switches)
+ */
+static int tbl_copy_old(struct sweep *sw, struct fab_node *n)
+{
+	const struct fab_node *old = tbl_old(sw, n);
+	int r;
+
+	if (!old)
+		return 0;
+	r = fabric_vl_tables_copy(sw->f, n, old);
+	for (unsigned int pn = 1; !r && n->type == NODE_TYPE_SWITCH && pn <= n->num_ports; pn++) {
+		struct fab_port *p = &n->ports[pn];
+		const struct fab_port *op = &old->ports[pn];
+
+		if (p->pkeys_valid || pk_owner(p) || !op->pkeys_valid || !op->pkey_tab)
+			continue;
+		r = fabric_port_set_pkeys(p, op->pkey_tab, op->pkey_len);
+		p->pkeys_valid = !r;
+	}
+	if (!r)
+		sw->res->nodes_known++;
+	return r;
 }
 
 /*
@@ -1478,11 +1577,84 @@ static int phase_vl_tables(struct sweep *sw)
 		/* A switch that did not answer SwitchInfo is left alone (and reported) */
 		if (n->type == NODE_TYPE_SWITCH && (!n->si_valid || !n->ports[0].pi_valid))
 			continue;
+		/*
+		 * What it held and still holds the model keeps (for the SA) without
+		 * a read: what smd programs below replaces it, the rest of what
+		 * is not known is read once the model is served (smd/vlread.c)
+		 */
+		r = tbl_copy_old(sw, n);
+		if (r < 0)
+			return r;
 		r = sw->plan.sl2vl ? sl2vl_node(sw, n) : 0;
 		if (!r && sw->plan.vlarb)
 			r = vlarb_node(sw, n);
 		if (r < 0)
 			return r;
+	}
+	return 0;
+}
+
+/* ---- FDR10: a QDR port may run it, and only its vendor attribute says so ---- */
+
+/*
+ * A port whose PortInfo says QDR (no extended speed) on a node that answers
+ * Mellanox ExtendedPortInfo may run FDR10 (10 Gb/s a lane with 64b/66b
+ * coding): its ExtendedPortInfo says. What the last sweep found stays
+ * while the node was not reset (tbl_old: judged before this sweep brings
+ * ports up); others are read, one SMP a port. The rate codes are QDR's
+ * either way: smctl, the dumps and the database name the speed.
+ */
+static void fdr10_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
+{
+	struct set_ctx *sc = arg;
+	struct mlnx_ext_port_info e;
+
+	(void)req;
+	if (status == 0 && mlnx_ext_port_info_decode(resp->data, &e) == 0)
+		sc->port->fdr10 = (e.link_speed_active & MLNX_EXT_SPEED_FDR10) != 0;
+	free(sc);
+}
+
+static int phase_fdr10(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+	int r;
+
+	for (; sw->it < f->nnodes; sw->it++) {
+		struct fab_node *n = f->nodes[sw->it];
+		const struct fab_node *old;
+
+		r = sweep_yield(sw);
+		if (r)
+			return r;
+		if (!iba_has_mlnx_ext_port_info(n->ni.vendor_id, n->ni.device_id))
+			continue;
+		old = tbl_old(sw, n);
+		for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
+			struct fab_port *p = &n->ports[pn];
+			const struct dr_path *path = n->type == NODE_TYPE_SWITCH ? &n->path :
+						    fabric_port_route(p);
+			struct set_ctx *sc;
+			struct smp req;
+
+			if (!fabric_port_linked(p) || !p->pi_valid ||
+			    fabric_port_speed(p) != IBA_SPEED_QDR || !path)
+				continue;
+			if (old && fabric_port_linked(&old->ports[pn]) &&
+			    old->ports[pn].pi.link_speed_active == p->pi.link_speed_active &&
+			    old->ports[pn].pi.link_width_active == p->pi.link_width_active) {
+				p->fdr10 = old->ports[pn].fdr10;
+				continue;
+			}
+			sc = calloc(1, sizeof(*sc));
+			if (!sc)
+				return -ENOMEM;
+			sc->sw = sw;
+			sc->port = p;
+			smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_MLNX_EXT_PORT_INFO, pn, path);
+			if (submit(sw, &req, fdr10_cb, sc) < 0)
+				return sw->err;
+		}
 	}
 	return 0;
 }
@@ -1974,6 +2146,7 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
 	{ "pkeys",       pkeys_enter,    NULL,        phase_pkeys,           pkeys_done,   0 },
 	{ "vl-tables",   vl_plan_enter,  NULL,        phase_vl_tables,       NULL,         0 },
+	{ "fdr10",       NULL,           NULL,        phase_fdr10,           NULL,         0 },
 	{ "ports",       NULL,           NULL,        phase_configure_ports, NULL,         0 },
 	{ "lfts",        NULL,           NULL,        phase_program_lfts,    NULL,         0 },
 	{ "switch-info", NULL,           NULL,        phase_switch_info,     NULL,         0 },
@@ -2060,7 +2233,6 @@ static int sweep_end(struct sweep *sw)
 		sw->routes = NULL;
 		smd->routes_repairable = sw->repairable;
 		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw->engine);
-		memcpy(smd->vlarb, sw->vlarb, sizeof(smd->vlarb));
 		mcast_sweep_end(smd, sw->forest);
 		sw->forest = NULL;
 		/* What the model in force was compared with */
@@ -2188,7 +2360,9 @@ int sweep_start(struct smd *smd, struct sweep_result *res, struct sweep **out)
 		free(sw);
 		return r;
 	}
+	smd->smps_base += txn_stats(smd->txn)->sent;
 	txn_stats_reset(smd->txn);
+	vlread_stop(smd);	/* its model is about to be replaced */
 	smd->act_count++;
 	mkey_sweep_start(smd);
 	mcast_sweep_begin(smd);

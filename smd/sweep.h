@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One heavy sweep as a list of phases (sweep_phases[] in sweep.c): discover,
- * elect, assign LIDs, route, read P_Keys, VL tables, configure ports (LIDs,
- * MTU, VLs; INIT -> ARMED), program LFTs and SwitchInfo, activate (ARMED ->
- * ACTIVE), multicast, verify, save. It never waits: the event loop moves it
+ * elect, assign LIDs, route, read P_Keys, VL tables, FDR10, configure ports
+ * (LIDs, MTU, VLs; INIT -> ARMED), program LFTs and SwitchInfo, activate
+ * (ARMED -> ACTIVE), multicast, verify, save. It never waits: the event loop moves it
  * on (sweep_advance) and its CPU-long parts run on the worker thread.
  */
 #ifndef SMD_SWEEP_H
@@ -31,6 +31,7 @@ struct sweep_result {
 	unsigned int tables_kept;	/* read and found right */
 	unsigned int tables_trusted;	/* nodes whose tables were not read (unchanged) */
 	unsigned int table_errors;	/* tables that could not be programmed */
+	unsigned int nodes_known;	/* nodes whose tables the last sweep's model gave */
 	unsigned int vls;		/* data VLs the routes use */
 	unsigned int vls_budget;	/* data VLs the engine was allowed */
 	char engine[48];		/* the routing engine used ("dfree, repaired") */

@@ -219,6 +219,7 @@ static void flood_disable(struct smd *smd, const struct fab_port *ep)
 	pi.link_width_enabled = 0;
 	pi.link_speed_enabled = 0;
 	pi.link_speed_ext_enabled = 0;
+	pi.link_speed_ext_enabled2 = 0;	/* as written before IBA 1.7: no change */
 	mkey_fill(smd, &sw->ports[num], &pi);
 	if (smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_PORT_INFO, num, &sw->path) < 0)
 		return;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "topo/fabric.h"
 
@@ -28,10 +29,88 @@ int fabric_new(struct fabric **out)
 	return 0;
 }
 
+/*
+ * VL arbitration blocks, each kept once per model: most ports hold the
+ * same few (k=40 fat-tree: 96,000 ports, 4 blocks each, 25 MB otherwise)
+ */
+struct fab_pool {
+	struct vl_arb_entry **slot;	/* open addressing, power-of-two size */
+	size_t size, n;
+};
+
+static size_t block_hash(const struct vl_arb_entry *e, size_t size)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	const uint8_t *b = (const uint8_t *)e;
+
+	for (size_t i = 0; i < VL_ARB_BLOCK_SIZE * sizeof(*e); i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return (size_t)(h ^ (h >> 29)) & (size - 1);
+}
+
+static void pool_free(struct fab_pool *pl)
+{
+	if (!pl)
+		return;
+	for (size_t i = 0; i < pl->size; i++)
+		free(pl->slot[i]);
+	free(pl->slot);
+	free(pl);
+}
+
+static int pool_grow(struct fab_pool *pl)
+{
+	size_t nsize = pl->size ? pl->size * 2 : 64;
+	struct vl_arb_entry **ns = calloc(nsize, sizeof(*ns));
+
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; i < pl->size; i++) {
+		size_t h;
+
+		if (!pl->slot[i])
+			continue;
+		for (h = block_hash(pl->slot[i], nsize); ns[h]; h = (h + 1) & (nsize - 1))
+			;
+		ns[h] = pl->slot[i];
+	}
+	free(pl->slot);
+	pl->slot = ns;
+	pl->size = nsize;
+	return 0;
+}
+
+/* The model's copy of block e: found, or added */
+static const struct vl_arb_entry *pool_intern(struct fabric *f, const struct vl_arb_entry *e)
+{
+	const size_t len = VL_ARB_BLOCK_SIZE * sizeof(*e);
+	struct fab_pool *pl = f->pool;
+	size_t h;
+
+	if (!pl) {
+		pl = f->pool = calloc(1, sizeof(*pl));
+		if (!pl)
+			return NULL;
+	}
+	if ((pl->n + 1) * 2 > pl->size && pool_grow(pl) < 0)
+		return NULL;
+	for (h = block_hash(e, pl->size); pl->slot[h]; h = (h + 1) & (pl->size - 1))
+		if (!memcmp(pl->slot[h], e, len))
+			return pl->slot[h];
+	pl->slot[h] = malloc(len);
+	if (!pl->slot[h])
+		return NULL;
+	memcpy(pl->slot[h], e, len);
+	pl->n++;
+	return pl->slot[h];
+}
+
 static void node_free(struct fab_node *n)
 {
 	for (unsigned int i = 0; i <= n->num_ports; i++)
 		free(n->ports[i].pkey_tab);
+	free(n->sl2vl_tab);
+	free(n->sl2vl_known);
 	free(n->ports);
 	free(n->lft);
 	free(n);
@@ -47,6 +126,7 @@ struct fabric *fabric_free(struct fabric *f)
 	free(f->switches);
 	free(f->by_guid);
 	free(f->by_lid);
+	pool_free(f->pool);
 	free(f);
 	return NULL;
 }
@@ -219,6 +299,177 @@ int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b)
 	b->peer = a;
 	a->peer_lost = b->peer_lost = false;
 	return 0;
+}
+
+/* ---- VL tables held ---- */
+
+uint64_t sl2vl_pack(const uint8_t vl[16])
+{
+	uint64_t v = 0;
+
+	for (unsigned int sl = 0; sl < 16; sl++)
+		v |= (uint64_t)(vl[sl] & 0xf) << (60 - 4 * sl);
+	return v;
+}
+
+void sl2vl_unpack(uint64_t packed, uint8_t vl[16])
+{
+	for (unsigned int sl = 0; sl < 16; sl++)
+		vl[sl] = (uint8_t)(packed >> (60 - 4 * sl) & 0xf);
+}
+
+/* A table port: PortInfo known and the link up (a switch's port 0 always) */
+static bool table_port(const struct fab_node *n, unsigned int pn)
+{
+	if (pn == 0)
+		return n->type == NODE_TYPE_SWITCH;
+	return n->ports[pn].pi_valid && fabric_port_linked(&n->ports[pn]);
+}
+
+bool fabric_sl2vl_pair(const struct fab_node *n, unsigned int in, unsigned int out)
+{
+	if (out == 0 || out > n->num_ports || in > n->num_ports || !table_port(n, out))
+		return false;
+	if (n->type != NODE_TYPE_SWITCH)
+		return in == 0;
+	return in != out && table_port(n, in);
+}
+
+static size_t sl2vl_entries(const struct fab_node *n)
+{
+	size_t w = (size_t)n->num_ports + 1;
+
+	return n->type == NODE_TYPE_SWITCH ? w * w : w;
+}
+
+/* The entry of (in, out), or -1 for a pair the node cannot have */
+static ssize_t sl2vl_index(const struct fab_node *n, unsigned int in, unsigned int out)
+{
+	if (in > n->num_ports || out > n->num_ports)
+		return -1;
+	if (n->type != NODE_TYPE_SWITCH)
+		return in ? -1 : (ssize_t)out;
+	return (ssize_t)in * (n->num_ports + 1) + out;
+}
+
+int fabric_sl2vl_set(struct fab_node *n, unsigned int in, unsigned int out, uint64_t vl)
+{
+	ssize_t i = sl2vl_index(n, in, out);
+	size_t len = sl2vl_entries(n);
+
+	if (i < 0)
+		return -EINVAL;
+	if (!n->sl2vl_known) {
+		n->sl2vl_known = calloc((len + 63) / 64, sizeof(*n->sl2vl_known));
+		if (!n->sl2vl_known)
+			return -ENOMEM;
+		n->sl2vl_one = vl;
+	} else if (!n->sl2vl_tab && vl != n->sl2vl_one) {
+		/* The first that differs: one entry each from now on */
+		n->sl2vl_tab = malloc(len * sizeof(*n->sl2vl_tab));
+		if (!n->sl2vl_tab)
+			return -ENOMEM;
+		for (size_t k = 0; k < len; k++)
+			n->sl2vl_tab[k] = n->sl2vl_one;
+	}
+	if (n->sl2vl_tab)
+		n->sl2vl_tab[i] = vl;
+	n->sl2vl_known[i / 64] |= UINT64_C(1) << (i % 64);
+	return 0;
+}
+
+int fabric_sl2vl_get(const struct fab_node *n, unsigned int in, unsigned int out, uint64_t *vl)
+{
+	ssize_t i = sl2vl_index(n, in, out);
+
+	if (i < 0)
+		return -EINVAL;
+	if (!n->sl2vl_known || !(n->sl2vl_known[i / 64] >> (i % 64) & 1))
+		return -ENOENT;
+	*vl = n->sl2vl_tab ? n->sl2vl_tab[i] : n->sl2vl_one;
+	return 0;
+}
+
+void fabric_sl2vl_forget(struct fab_node *n, unsigned int in, unsigned int out)
+{
+	ssize_t i = sl2vl_index(n, in, out);
+
+	if (i >= 0 && n->sl2vl_known)
+		n->sl2vl_known[i / 64] &= ~(UINT64_C(1) << (i % 64));
+}
+
+bool fabric_vlarb_port(const struct fab_port *p)
+{
+	return p->num && table_port(p->node, p->num);
+}
+
+bool fabric_vlarb_has_block(const struct fab_port *p, unsigned int block)
+{
+	/* IBA 14.2.5.9: blocks 1-2 the low table, 3-4 the high, 32 entries each */
+	unsigned int cap = block <= 2 ? p->pi.vl_arb_low_cap : p->pi.vl_arb_high_cap;
+
+	return block >= 1 && block <= 4 && cap > ((block - 1) & 1) * VL_ARB_BLOCK_SIZE;
+}
+
+int fabric_vlarb_set(struct fabric *f, struct fab_port *p, unsigned int block,
+		     const struct vl_arb_entry e[VL_ARB_BLOCK_SIZE])
+{
+	const struct vl_arb_entry *b;
+
+	if (block < 1 || block > 4)
+		return -EINVAL;
+	b = pool_intern(f, e);
+	if (!b)
+		return -ENOMEM;
+	p->vlarb[block - 1] = b;
+	return 0;
+}
+
+const struct vl_arb_entry *fabric_vlarb_get(const struct fab_port *p, unsigned int block)
+{
+	return block >= 1 && block <= 4 ? p->vlarb[block - 1] : NULL;
+}
+
+int fabric_vl_tables_copy(struct fabric *f, struct fab_node *n, const struct fab_node *old)
+{
+	size_t len = sl2vl_entries(n), words = (len + 63) / 64;
+
+	if (old->type != n->type || old->num_ports != n->num_ports)
+		return -EINVAL;
+	if (old->sl2vl_known) {
+		uint64_t *known = malloc(words * sizeof(*known)), *tab = NULL;
+
+		if (!known)
+			return -ENOMEM;
+		if (old->sl2vl_tab) {
+			tab = malloc(len * sizeof(*tab));
+			if (!tab) {
+				free(known);
+				return -ENOMEM;
+			}
+			memcpy(tab, old->sl2vl_tab, len * sizeof(*tab));
+		}
+		memcpy(known, old->sl2vl_known, words * sizeof(*known));
+		free(n->sl2vl_known);
+		free(n->sl2vl_tab);
+		n->sl2vl_known = known;
+		n->sl2vl_tab = tab;
+		n->sl2vl_one = old->sl2vl_one;
+	}
+	for (unsigned int pn = 0; pn <= n->num_ports; pn++)
+		for (unsigned int b = 1; b <= 4; b++)
+			if (old->ports[pn].vlarb[b - 1] &&
+			    fabric_vlarb_set(f, &n->ports[pn], b, old->ports[pn].vlarb[b - 1]) < 0)
+				return -ENOMEM;
+	return 0;
+}
+
+enum iba_speed fabric_port_speed(const struct fab_port *p)
+{
+	const struct fab_port *caps = p->node->type == NODE_TYPE_SWITCH ? &p->node->ports[0] : p;
+
+	/* IBA 14.2.5.6: CapabilityMask is reserved on a switch's external ports */
+	return iba_speed_active(&p->pi, caps->pi_valid ? &caps->pi : NULL, p->fdr10);
 }
 
 bool fabric_is_endport(const struct fab_port *p)

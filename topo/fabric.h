@@ -44,6 +44,14 @@ struct fab_port {
 	 * it stays at INIT and nothing routes over it; set on both ends
 	 */
 	bool fenced;
+	bool fdr10;			/* FDR10 active: its vendor ExtendedPortInfo says so */
+	/*
+	 * VL arbitration table as the port holds it (IBA 14.2.5.9): blocks
+	 * 1-4 (low 0-31, low 32-63, high 0-31, high 32-63) at [0..3], shared
+	 * with every port of the model that holds the same block
+	 * (fabric_vlarb_set); NULL: not known
+	 */
+	const struct vl_arb_entry *vlarb[4];
 };
 
 struct fab_node {
@@ -70,6 +78,14 @@ struct fab_node {
 	 */
 	uint64_t sl2vl_sig;
 	uint64_t vlarb_sig;
+	/*
+	 * SL-to-VL tables as the node holds them (fabric_sl2vl_get): one value
+	 * for every known entry while they agree (sl2vl_tab NULL), an array
+	 * of them once they differ; sl2vl_known: a bit per entry, NULL: none
+	 */
+	uint64_t *sl2vl_tab;
+	uint64_t sl2vl_one;
+	uint64_t *sl2vl_known;
 };
 
 struct fabric {
@@ -81,6 +97,7 @@ struct fabric {
 	size_t hash_size;
 	struct fab_port **by_lid;	/* [0..LID_UCAST_MAX], endport owning the LID */
 	uint16_t max_lid;
+	struct fab_pool *pool;		/* the VL arbitration blocks its ports hold */
 };
 
 int fabric_new(struct fabric **out);
@@ -98,6 +115,11 @@ int fabric_link(struct fabric *f, struct fab_port *a, struct fab_port *b);
 int fabric_remove_nodes(struct fabric *f, bool (*drop)(void *ctx, const struct fab_node *n),
 			void *ctx);
 struct fab_port *fabric_port(const struct fab_node *n, unsigned int num);
+/*
+ * The speed port p's link runs at (iba_speed_active): a switch's external
+ * ports go by the CapabilityMask of its port 0
+ */
+enum iba_speed fabric_port_speed(const struct fab_port *p);
 /* Endports hold LIDs: switch port 0, and CA/router ports */
 bool fabric_is_endport(const struct fab_port *p);
 /*
@@ -130,6 +152,39 @@ struct fab_port *fabric_port_by_lid(const struct fabric *f, uint16_t lid);
 void fabric_count_routes(const struct fabric *f, const struct fab_node *n, uint32_t *per_port,
 			 uint32_t *routed, uint32_t *unrouted);
 size_t fabric_count_ports(const struct fabric *f, size_t *endports, size_t *links);
+/*
+ * The VL tables ports hold, as the sweep found (or wrote) them, for the
+ * SA. An SL-to-VL table (IBA 14.2.5.8) is 16 VLs of 4 bits, SL 0 in the
+ * top nibble (as the attribute's first 8 bytes, read big-endian): a
+ * switch has one per (input, output) port pair, a CA port one (input 0).
+ * Which ones matter: a switch's pairs of port 0 or a linked port in and
+ * another linked port out; a CA's linked ports. -EINVAL for a pair the
+ * node cannot have, -ENOENT: not known.
+ */
+bool fabric_sl2vl_pair(const struct fab_node *n, unsigned int in, unsigned int out);
+int fabric_sl2vl_set(struct fab_node *n, unsigned int in, unsigned int out, uint64_t vl);
+int fabric_sl2vl_get(const struct fab_node *n, unsigned int in, unsigned int out, uint64_t *vl);
+void fabric_sl2vl_forget(struct fab_node *n, unsigned int in, unsigned int out);
+/*
+ * VL arbitration blocks (IBA 14.2.5.9) 1-4 of port p: a linked port with
+ * PortInfo, not a switch's port 0 (fabric_vlarb_port); those within its
+ * VLArbLowCap/VLArbHighCap (fabric_vlarb_has_block). get: NULL when not
+ * known; set: 0, -EINVAL, -ENOMEM.
+ */
+bool fabric_vlarb_port(const struct fab_port *p);
+bool fabric_vlarb_has_block(const struct fab_port *p, unsigned int block);
+int fabric_vlarb_set(struct fabric *f, struct fab_port *p, unsigned int block,
+		     const struct vl_arb_entry e[VL_ARB_BLOCK_SIZE]);
+const struct vl_arb_entry *fabric_vlarb_get(const struct fab_port *p, unsigned int block);
+/*
+ * Node n of model f takes the VL tables old (the same node in another
+ * model, as many ports) holds: 0, -EINVAL, -ENOMEM
+ */
+int fabric_vl_tables_copy(struct fabric *f, struct fab_node *n, const struct fab_node *old);
+/* An SL-to-VL table's 16 VLs, packed as above, and back */
+uint64_t sl2vl_pack(const uint8_t vl[16]);
+void sl2vl_unpack(uint64_t packed, uint8_t vl[16]);
+
 /*
  * Give port p the P_Key table tab[0..len) (IBA 14.2.5.7; trailing blocks
  * of zeros are not kept). 0 or -ENOMEM (the old table stays).

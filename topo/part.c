@@ -55,7 +55,8 @@ static const struct {
 	{ 2, "2.5" }, { 3, "10" }, { 4, "30" }, { 5, "5" }, { 6, "20" }, { 7, "40" },
 	{ 8, "60" }, { 9, "80" }, { 10, "120" }, { 11, "14" }, { 12, "56" }, { 13, "112" },
 	{ 14, "168" }, { 15, "25" }, { 16, "100" }, { 17, "200" }, { 18, "300" }, { 19, "28" },
-	{ 20, "50" }, { 21, "400" }, { 22, "600" },
+	{ 20, "50" }, { 21, "400" }, { 22, "600" }, { 23, "800" }, { 24, "1200" },
+	{ 25, "1600" },
 };
 
 #define NRATES (sizeof(rates) / sizeof(rates[0]))
@@ -126,8 +127,12 @@ int part_parse_rate(const char *s, uint8_t *code)
 			return -EINVAL;
 		}
 	}
-	/* A number that is a code is the code, as OpenSM reads it: rate=10 is 120 Gb/s */
-	if (parse_num(buf, 255, &v) == 0) {
+	/*
+	 * A number that is a code is the code, as OpenSM reads it: rate=10 is
+	 * 120 Gb/s. OpenSM knows codes up to 24 (1200 Gb/s): a bare 25 stays
+	 * 25 Gb/s, as such files meant it, and 1600 Gb/s is written 1600.
+	 */
+	if (parse_num(buf, 24, &v) == 0) {
 		for (size_t i = 0; i < NRATES; i++)
 			if (rates[i].code == v) {
 				*code = rates[i].code;
@@ -387,7 +392,7 @@ static int group_flag(struct parser *ps, unsigned int line, const char *flag, co
 		return 1;
 	case 1:
 		if (part_parse_rate(val, &g->rate) < 0)
-			return perr(ps, line, "bad rate '%s' (IBA code 2-22, or Gb/s with a unit: "
+			return perr(ps, line, "bad rate '%s' (IBA code 2-24, or Gb/s with a unit: "
 				    "2.5G, 10G, 25G, 100G, ...)", val);
 		return 1;
 	case 2:

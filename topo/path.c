@@ -25,10 +25,7 @@ uint8_t path_link_mtu(const struct fab_port *p)
 
 uint8_t path_link_rate(const struct fab_port *p)
 {
-	const struct port_info *pi = &p->pi;
-
-	return iba_rate_from_link(pi->link_width_active, pi->link_speed_active,
-				 pi->link_speed_ext_active);
+	return iba_rate_from_link(p->pi.link_width_active, fabric_port_speed(p));
 }
 
 /* The largest packet a port takes: its MTUCap, 4096 when it gave none */
@@ -69,7 +66,7 @@ static int step(const struct fabric *f, const struct fab_node *sw, uint32_t lid,
 		 */
 		a->hops = owns(out, lid) ? 0 : HOPS_NONE;
 		a->mtu = port_mtu_cap(out);
-		a->rate = 22;
+		a->rate = IBA_RATE_MAX;
 		return 0;
 	}
 	if (!fabric_port_linked(out)) {
@@ -174,7 +171,8 @@ int path_lookup(const struct path_table *t, uint16_t slid, uint16_t dlid, struct
 		/* To itself: the port's own limits */
 		out->hops = 0;
 		out->mtu = port_mtu_cap(src);
-		out->rate = src->node->type == NODE_TYPE_SWITCH ? 22 : path_link_rate(src);
+		out->rate = src->node->type == NODE_TYPE_SWITCH ? IBA_RATE_MAX :
+			    path_link_rate(src);
 		return 0;
 	}
 	if (src->node->type == NODE_TYPE_SWITCH) {

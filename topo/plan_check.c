@@ -292,10 +292,21 @@ static unsigned int fastest(unsigned int set)
 	return best;
 }
 
+/* IBA 1.7's LinkSpeedExtSupported2/Enabled2/Active2 (XDR) are valid (iba_speed_active) */
+static bool ext_speeds2(const struct fab_port *p)
+{
+	const struct fab_port *c = caps_of(p);
+
+	return ext_speeds(p) && (c->pi.cap_mask & PORT_CAP_CAP_MASK2) &&
+	       (c->pi.cap_mask2 & PORT_CAP2_EXT_SPEEDS2);
+}
+
 static unsigned int active_speed(const struct fab_port *p)
 {
 	unsigned int ext = ext_speeds(p) ? p->pi.link_speed_ext_active : 0;
 
+	if (ext_speeds2(p) && p->pi.link_speed_ext_active2 == 1)
+		return PLAN_SPEED_XDR;
 	return fastest(ext ? speeds_of(0, ext) : speeds_of(p->pi.link_speed_active, 0));
 }
 
@@ -309,6 +320,9 @@ static unsigned int allowed_speeds(const struct fab_port *p)
 		basic &= pi->link_speed_enabled;
 	if (ext_speeds(p))
 		ext = pi->link_speed_ext_supported & pi->link_speed_ext_enabled;
+	/* LinkSpeedExtSupported2/Enabled2 bit 0: XDR */
+	if (ext_speeds2(p) && (pi->link_speed_ext_supported2 & pi->link_speed_ext_enabled2 & 1))
+		return speeds_of(basic, ext) | 1u << PLAN_SPEED_XDR;
 	return speeds_of(basic, ext);
 }
 

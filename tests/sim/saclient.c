@@ -48,7 +48,8 @@
  *   gir lid= [block=] [get=1]  GUIDInfoRecords of a LID (GetTable, or Get)
  *   pir [lid=] [capmask=] [capmask2=]   PortInfoRecords (LID/port, capmask)
  *   nr portguid=              the NodeRecord of a port GUID (Get, no LID)
- *   vlarb lid= [port=] [block=] / sl2vl lid= [in=] [out=]
+ *   vlarb lid= [port=] [block=] [get=1] / sl2vl lid= [in=] [out=] [get=1]
+ *                             (GetTable; get=1: Get, one record, one MAD)
  *   table attr=ID             any GetTable, all records: one line per record
  *                             "rec i=N lost=0xWORDS hex=(its first 32 bytes)"
  * --issm holds issm open: ibsim hands unsolicited MADs (Reports) only to
@@ -1155,7 +1156,7 @@ static int v_tables(const char *verb, const struct kv *o)
 	const char *s;
 	int rc;
 
-	header(m, M_GETTABLE, arb ? A_VLARB : A_SL2VL, 0, 0);
+	header(m, num(o, "get", 0) ? M_GET : M_GETTABLE, arb ? A_VLARB : A_SL2VL, 0, 0);
 	put16(r, (unsigned)num(o, "lid", P.lid));
 	if ((s = kv(o, arb ? "port" : "in"))) {
 		r[2] = (uint8_t)strtoul(s, NULL, 0);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The SA, as real clients see it: saquery from a host other than the SM's
 # gets NodeRecord, PortInfoRecord, SwitchInfoRecord, LinkRecord,
-# SMInfoRecord, LFTRecord, SL2VLTableRecord, P_KeyTableRecord and a
+# SMInfoRecord, LFTRecord, P_KeyTableRecord and a
 # PathRecord, each compared with what smpquery, sminfo, ibnetdiscover,
 # ibroute and ibtracert read from the fabric itself: NodeRecords (a CA, two
 # switches), PortInfoRecords (a CA port, switch port 0, switch ports to a
@@ -9,7 +9,9 @@
 # field (cmpfields.py), every LinkRecord against ibnetdiscover's links, the
 # PathRecord's MTU, rate, P_Key and GIDs against the route ibtracert
 # follows; smctl (which reassembles RMPP) gets whole tables; 20,000 random
-# PathRecord Gets are all answered right. (saquery has no RMPP under the
+# PathRecord Gets are all answered right. The SL2VLTableRecords and
+# VLArbitrationTableRecords of every switch port and CA port equal what
+# smpquery reads there, and asking for them costs smd no SMP (issue 23). (saquery has no RMPP under the
 # simulator: only its first record is meaningful.)
 . "$(dirname "$0")/common.sh"
 tmp=$(mktemp -d)
@@ -113,19 +115,118 @@ for l in $(sed -n 's/^Switch.* lid \([0-9]*\) .*/\1/p' "$tmp/ibnd"); do
 done
 check test "$lft_n" -eq 20 -a "$lft_bad" -eq 0
 
-# SL2VLTableRecords: a switch's (in, out) pair and a CA port, read by the SA
-# from the fabric when asked, against smpquery sl2vl
-sl2vl_sa() { awk '/VL:/ { sub(/.*VL:/, ""); gsub(/[ |]+/, " "); print; exit }' "$1"; }
-sl2vl_smp() { awk -v k="$2" 'index($0, k) { sub(/.*: \|/, ""); gsub(/[ |]+/, " "); print; exit }' "$1"; }
-sim_run saquery SL2VL 17/1/2 >"$tmp/sl2vl_sa" 2>&1
-sim_run smpquery sl2vl 17 2 >"$tmp/sl2vl_smp" 2>&1	# every in port, out port 2
-check test -n "$(sl2vl_sa "$tmp/sl2vl_sa")"
-check test "$(sl2vl_sa "$tmp/sl2vl_sa" | xargs)" = "$(sl2vl_smp "$tmp/sl2vl_smp" "in  1, out  2" | xargs)"
-sim_run saquery SL2VL 5 >"$tmp/sl2vl_ca" 2>&1
-sim_run smpquery sl2vl 5 >"$tmp/sl2vl_casmp" 2>&1
-check test "$(sl2vl_sa "$tmp/sl2vl_ca" | xargs)" = "$(sl2vl_smp "$tmp/sl2vl_casmp" "in  0, out  0" | xargs)"
-# every (in, out) pair of the 20 switches and every CA port, read and sent whole
-check test "$(ctl sa sl2vl --count 2>/dev/null)" -gt 300
+# ---- SL2VL and VL arbitration tables, every port (issue 23) ----
+# smd programs no VL table here (one-VL routes, no QoS): what the ports
+# hold is read once, after the sweep (smd/vlread.c), and the SA answers
+# from its model. Every switch port and CA port of the fabric: the SA's
+# VLArbitrationTableRecords (every block within the port's caps) and
+# SL2VLTableRecords (every (in, out) pair of a switch, a CA port's one, as
+# the tools address it: port 0) against smpquery vlarb / sl2vl on the same
+# port; saclient (tests/sim/saclient.c, written from the IBA tables) sends
+# each as a Get, one MAD, so that no byte is lost to umad2sim. Not one of
+# those queries makes smd send an SMP: its own counter (smps_all) stays,
+# where a GUIDInfoRecord query for blocks smd has not seen does move it.
+check wait_for "$tmp/out" "tables the ports hold: read" 1
+SAC=${SACLIENT:-${top_builddir:-$top}/tests/sim/saclient}
+smps_all() { "$SMCTL" --socket "$tmp/control" status 2>/dev/null | sed -n 's/^smps_all: \([0-9]*\) .*/\1/p'; }
+sim_run ibnetdiscover -p 2>/dev/null | awk '$1 ~ /^(CA|SW)$/ && $8 ~ /^(CA|SW)$/ {
+	print $1, $2, $3; print $8, $9, $10 }' | sort -u >"$tmp/vlports"
+check test "$(wc -l <"$tmp/vlports")" -eq "$(grep -c '^\[' "$tmp/net")"
+# The fabric side: each port's tables as smpquery reads them
+: >"$tmp/smp_vl"
+while read -r ty l p; do
+	if [ "$ty" = SW ]; then
+		{ echo "== vlarb $l $p"; sim_run smpquery vlarb "$l" "$p"
+		  echo "== sl2vl $l $p"; sim_run smpquery sl2vl "$l" "$p"; } >>"$tmp/smp_vl" 2>&1
+	else
+		{ echo "== vlarb $l 0"; sim_run smpquery vlarb "$l"
+		  echo "== sl2vl $l 0"; sim_run smpquery sl2vl "$l"; } >>"$tmp/smp_vl" 2>&1
+	fi
+done <"$tmp/vlports"
+# The SA side: one Get per record the ports call for
+python3 - "$tmp/vlports" "$tmp/smp_vl" >"$tmp/sa_vl_gets" <<'PY'
+import re, sys
+ports = [l.split() for l in open(sys.argv[1])]
+linked = {}
+for ty, l, p in ports:
+    linked.setdefault((ty, l), []).append(int(p))
+caps = {}
+for m in re.finditer(r"Lid (\d+) port (\d+) LowCap (\d+) HighCap (\d+)", open(sys.argv[2]).read()):
+    caps[(m.group(1), int(m.group(2)))] = (int(m.group(3)), int(m.group(4)))
+verbs = []
+for ty, l, p in ports:
+    p = int(p) if ty == "SW" else 0
+    low, high = caps[(l, p)]
+    for b, cap, first in ((1, low, 0), (2, low, 32), (3, high, 0), (4, high, 32)):
+        if cap > first:
+            verbs.append("vlarb lid=%s port=%d block=%d get=1" % (l, p, b))
+    if ty == "SW":
+        for i in [0] + linked[(ty, l)]:
+            if i != p:
+                verbs.append("sl2vl lid=%s in=%d out=%d get=1" % (l, i, p))
+    else:
+        verbs.append("sl2vl lid=%s in=0 out=0 get=1" % l)
+print(" ; ".join(verbs))
+PY
+before=$(smps_all)
+# shellcheck disable=SC2046
+sim_run "$SAC" $(cat "$tmp/sa_vl_gets") >"$tmp/sa_vl" 2>&1 || true
+after=$(smps_all)
+check test -n "$before" -a "$before" = "$after"
+cmp_vl=$(python3 - "$tmp/sa_vl" "$tmp/smp_vl" "$tmp/sa_vl_gets" <<'PY'
+import re, sys
+sa, smp, gets = open(sys.argv[1]).read(), open(sys.argv[2]).read(), open(sys.argv[3]).read()
+want = len(gets.split(" ; "))
+# smpquery: per section, VL arbitration tables (Low, High) and SL2VL rows
+fab_arb, fab_sl = {}, {}
+for sec in smp.split("== ")[1:]:
+    head, _, body = sec.partition("\n")
+    kind, l, p = head.split()
+    if kind == "vlarb":
+        tabs = {}
+        cur = None
+        for line in body.splitlines():
+            if "Low priority" in line: cur = "low"
+            elif "High priority" in line: cur = "high"
+            elif cur and line.startswith("VL"):
+                vls = [int(x, 16) for x in line.split("|")[1:-1]]
+            elif cur and line.startswith("WEIGHT"):
+                ws = [int(x, 16) for x in line.split("|")[1:-1]]
+                tabs[cur] = list(zip(vls, ws))
+        fab_arb[(l, int(p))] = tabs
+    else:
+        for m in re.finditer(r"in\s+(\d+), out\s+(\d+):\s*\|(.*)\|", body):
+            fab_sl[(l, int(m.group(1)), int(p))] = [int(x) for x in m.group(3).split("|")]
+bad, n = [], 0
+for m in re.finditer(r"^vlarb lid=(\d+) port=(\d+) block=(\d+) table=(\S+)$", sa, re.M):
+    l, p, b = m.group(1), int(m.group(2)), int(m.group(3))
+    ents = [tuple(int(v) for v in e.split(":")) for e in m.group(4).split(",")]
+    tab = fab_arb.get((l, p), {}).get("low" if b <= 2 else "high", [])
+    part = tab[(b - 1) % 2 * 32:(b - 1) % 2 * 32 + 32]
+    n += 1
+    if ents[:len(part)] != part:
+        bad.append("vlarb %s/%d/%d: SA %s, port %s" % (l, p, b, ents[:len(part)], part))
+for m in re.finditer(r"^sl2vl lid=(\d+) in=(\d+) out=(\d+) table=(\S+)$", sa, re.M):
+    l, i, o = m.group(1), int(m.group(2)), int(m.group(3))
+    vl = [int(x) for x in m.group(4).split(",")]
+    n += 1
+    if fab_sl.get((l, i, o)) != vl:
+        bad.append("sl2vl %s %d->%d: SA %s, port %s" % (l, i, o, vl, fab_sl.get((l, i, o))))
+errs = len(re.findall(r"status=|timeout=", sa))
+print("%d of %d records equal to the ports' tables, %d differ, %d not answered" %
+      (n - len(bad), want, len(bad), errs))
+for b in bad[:10]:
+    print(b)
+sys.exit(0 if n == want and not bad and not errs else 1)
+PY
+) && ok "VL tables: $cmp_vl" || { bad "VL tables"; echo "$cmp_vl"; }
+# The records a GetTable of every one gives, reassembled by smctl
+check test "$(ctl sa sl2vl --count 2>/dev/null)" -eq "$(grep -o 'sl2vl ' "$tmp/sa_vl_gets" | wc -l)"
+# The counter sees SMPs the SA sends: a GUIDInfoRecord of blocks not seen yet
+before=$(smps_all)
+sim_run "$SAC" gir lid=12 block=0 get=1 >"$tmp/gir12" 2>&1 || true
+check grep -q "^gir lid=12 " "$tmp/gir12"
+check test "$(smps_all)" -gt "$before"
 
 # ---- Every field, record by record, against the fabric (issue 16) ----
 CMP=$here/cmpfields.py

@@ -7,7 +7,11 @@
 #    answers exactly the ports whose PortInfo (smpquery) has those bits;
 #  - a service registered from one host is found by another by ID and by
 #    name, its ServiceKey guards it, it is gone after its lease, and a
-#    service survives a daemon restart with the rest of its lease;
+#    service survives a daemon restart with the rest of its lease; a
+#    ServiceGID with the requester's own GUID under a byte-swapped subnet
+#    prefix is stored under the real prefix, another host's is refused;
+#  - with sa_key set, a request carrying sm_key is not trusted (and is
+#    counted in smctl status), one carrying sa_key is;
 #  - a subscriber to traps 64/65 gets a Report (and answers it) when a host
 #    is unplugged and one when it is plugged back, each in the sweep the
 #    link change started, and none after it unsubscribed;
@@ -193,6 +197,25 @@ check grep -q "^svc id=0x0000000000000002 .*name=forever" "$tmp/o.$b"
 # One with a lease to outlive the restart
 sac $a svc-set id=0x3 lease=3600 name=hour >/dev/null
 check grep -q "^svc-set id=0x0000000000000003 .* lease=3600 " "$tmp/o.$a"
+# ServiceGID with the subnet prefix byte-swapped (fe80:: as 0:0:0:80fe)
+# and the requester's own GUID: stored under the subnet's prefix, found by
+# ServiceID from another host with it; the swapped prefix with another
+# host's GUID is still refused (ERR_REQ_INVALID_GID), and so is an unknown
+# prefix there
+swap_gid() {
+	python3 -c 'import ipaddress, sys; print(ipaddress.IPv6Address((0x80fe << 64) | int(sys.argv[1], 0)))' "$1"
+}
+sac $a svc-set id=0x5a5a gid="$(swap_gid "$ga")" name=swapped >/dev/null
+check grep -q "^svc-set id=0x0000000000005a5a gid=$(gid_of "$ga") .*name=swapped" "$tmp/o.$a"
+sac $b svc-get id=0x5a5a >/dev/null
+check grep -q "^svc id=0x0000000000005a5a gid=$(gid_of "$ga") .*name=swapped" "$tmp/o.$b"
+check grep -q "^svc-get records=1$" "$tmp/o.$b"
+sac $a svc-set id=0x5a5b gid="$(swap_gid "$gb")" name=other >/dev/null || true
+check grep -q "^svc-set status=0x0500$" "$tmp/o.$a"
+sac $a svc-get id=0x5a5b >/dev/null
+check grep -q "^svc-get records=0$" "$tmp/o.$a"
+sac $a svc-del id=0x5a5a gid="$(swap_gid "$ga")" >/dev/null
+check grep -q "^svc-del id=0x0000000000005a5a gid=$(gid_of "$ga") .*name=swapped" "$tmp/o.$a"
 
 # ---- PathRecord in full on LMC 2: NumbPath 4, spread over links ----
 sac $a path sgid=$ga dgid=$gb numb=4 sid=$sid tclass=0x20 rev=1 >"$tmp/paths"
@@ -301,15 +324,35 @@ check grep -q "^listen reports=0$" "$tmp/listen2"
 sim_console "Link \"$vsw\"[$vport] \"$v\"[1]"
 
 # ---- Services survive a restart, with the rest of their lease ----
+# (the restart adds an sm_key and an sa_key: tested below)
 check smd_stop
 cp "$tmp/out" "$tmp/out.1"
-smd_start "$tmp/conf" "$tmp/smd.db" "$tmp/out"
+smk=0x00000000005eed00 sak=0x0000000000c0ffee
+{ cat "$tmp/conf"; printf 'sm_key = %s\nsa_key = %s\n' $smk $sak; } >"$tmp/conf.keys"
+chmod 600 "$tmp/conf.keys"
+smd_start "$tmp/conf.keys" "$tmp/smd.db" "$tmp/out"
 check wait_for "$tmp/out" "SA: answering" 1
 sac $b svc-get >/dev/null
 check grep -q "^svc-get records=2$" "$tmp/o.$b"
 check grep -q "^svc .*lease=4294967295 .*name=forever" "$tmp/o.$b"
 l=$(grep "^svc .*name=hour " "$tmp/o.$b" | sed 's/.* lease=\([0-9]*\) .*/\1/')
 check test "$l" -gt 3000 -a "$l" -le 3600
+
+# ---- sa_key: the SA trusts it, and no longer sm_key ----
+# A service for another host's GID needs a trusted request: sm_key is
+# refused (ERR_REQ_DENIED) and counted, sa_key registers it (and deletes it)
+keylines=$(grep -ciE 'sm_key|sa_key' "$tmp/out" || true)
+sac $b --smkey $smk svc-set id=0x7777 gid="$(gid_of "$ga")" name=trustme >/dev/null || true
+check grep -q "^svc-set status=0x0700$" "$tmp/o.$b"
+sac $b --smkey $sak svc-set id=0x7777 gid="$(gid_of "$ga")" name=trustme >/dev/null
+check grep -q "^svc-set id=0x0000000000007777 gid=$(gid_of "$ga") .*name=trustme" "$tmp/o.$b"
+sac $b --smkey $sak svc-del id=0x7777 gid="$(gid_of "$ga")" >/dev/null
+check grep -q "^svc-del id=0x0000000000007777 .*name=trustme" "$tmp/o.$b"
+"$SMCTL" --socket "$tmp/control" --json status >"$tmp/st.json" 2>/dev/null || true
+jget() { python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }
+check test "$(jget "$tmp/st.json" 'd["sa_key"]')" = True
+check test "$(jget "$tmp/st.json" 'd["sa_requests"]["bad_keys"]')" -eq 1
+check test "$(grep -ciE 'sm_key|sa_key' "$tmp/out" || true)" -eq "$keylines"	# never logged one by one
 # smctl (its own RMPP) shows them too, and an rdma_cm-style PathRecord
 SIM_HOST=$b sim_run "$SMCTL" sa services >"$tmp/smctl_svc" 2>/dev/null || true
 check grep -q '"forever"' "$tmp/smctl_svc"

@@ -304,19 +304,6 @@ static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16
 	return 0;
 }
 
-static int no_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
-		    void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
-{
-	uint8_t vl[16] = { 0 };
-
-	(void)ctx;
-	(void)n;
-	(void)in;
-	(void)out;
-	done(arg, -ETIMEDOUT, vl);
-	return 0;
-}
-
 static void sa_ask(struct sa *sa, uint8_t method, uint16_t attr, uint64_t mask,
 		   const uint8_t *rec, uint64_t tid)
 {
@@ -413,7 +400,7 @@ static void after_discovery(struct fabric *f, struct tally *t, unsigned long ite
 	{
 		struct sa_env env = {
 			.sm_guid = 1, .sm_lid = 1, .subnet_prefix = UINT64_C(0xfe80000000000000),
-			.packet_life_time = 18, .send = count_send, .read_sl2vl = no_sl2vl,
+			.packet_life_time = 18, .send = count_send,
 		};
 		struct path_record pr = { 0 };
 		struct sa *sa;

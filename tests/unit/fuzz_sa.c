@@ -435,47 +435,6 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 	return 0;
 }
 
-/* The fabric's SL-to-VL tables: now, later or never, like real ports */
-struct sl2vl_wait {
-	void (*done)(void *arg, int status, const uint8_t vl[16]);
-	void *arg;
-};
-#define SL2VL_WAIT_MAX 64
-static struct sl2vl_wait sl2vl_waiting[SL2VL_WAIT_MAX];
-static size_t nsl2vl_waiting;
-
-static int fake_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
-			   void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
-{
-	uint8_t vl[16] = { 0 };
-
-	(void)ctx, (void)n, (void)in, (void)out;
-	switch (below(4)) {
-	case 0:
-		return -EIO;
-	case 1:
-		if (nsl2vl_waiting < SL2VL_WAIT_MAX) {
-			sl2vl_waiting[nsl2vl_waiting++] = (struct sl2vl_wait){ done, arg };
-			return 0;
-		}
-		/* fall through */
-	default:
-		done(arg, below(3) ? 0 : -ETIMEDOUT, vl);
-		return 0;
-	}
-}
-
-/* Answer the reads left waiting, as a sweep's SMPs would come back */
-static void sl2vl_complete(void)
-{
-	size_t n = nsl2vl_waiting;
-	uint8_t vl[16] = { 1 };
-
-	nsl2vl_waiting = 0;
-	for (size_t i = 0; i < n; i++)
-		sl2vl_waiting[i].done(sl2vl_waiting[i].arg, below(2) ? 0 : -ETIMEDOUT, vl);
-}
-
 /*
  * GUIDInfo SMPs to ports: a Set taken now (the block as written), later, or
  * refused; a Get answered with the port's GUID at index 0 and, now and
@@ -577,6 +536,13 @@ static uint64_t fake_now(void *ctx)
 	return fake_us;
 }
 
+/* Tables still being read, now and then: their queries are answered BUSY */
+static bool fuzz_tables_busy(void *ctx)
+{
+	(void)ctx;
+	return below(3) == 0;
+}
+
 /* ---- the model ---- */
 
 static struct fakefab ff;
@@ -601,6 +567,31 @@ static struct fabric *model_build(uint8_t lmc)
 			pp->pi.link_width_active = 2;
 			pp->pi.link_speed_active = 1;
 			pp->pi.guid_cap = 8;
+			pp->pi.vl_arb_low_cap = (uint8_t)(8 * below(9));
+			pp->pi.vl_arb_high_cap = (uint8_t)(8 * below(9));
+			/* The VL tables the sweep found, some of them (issue 23) */
+			for (unsigned int b = 1; b <= 4; b++) {
+				struct vl_arb_entry e[VL_ARB_BLOCK_SIZE];
+
+				for (unsigned int k = 0; k < VL_ARB_BLOCK_SIZE; k++)
+					e[k] = (struct vl_arb_entry){ .vl = (uint8_t)below(16),
+								      .weight = (uint8_t)below(256) };
+				if (below(4) && fabric_vlarb_set(f, pp, b, e) < 0) {
+					fabric_free(f);
+					return NULL;
+				}
+			}
+			for (unsigned int in = 0; in <= f->nodes[i]->num_ports; in++) {
+				uint8_t vl[16];
+
+				for (unsigned int k = 0; k < 16; k++)
+					vl[k] = (uint8_t)below(16);
+				if (below(4) && fabric_sl2vl_pair(f->nodes[i], in, p) &&
+				    fabric_sl2vl_set(f->nodes[i], in, p, sl2vl_pack(vl)) < 0) {
+					fabric_free(f);
+					return NULL;
+				}
+			}
 			/* Every endport a full member of the default partition */
 			if (fabric_is_endport(pp)) {
 				static const uint16_t dflt[32] = { 0xffff };
@@ -961,7 +952,7 @@ int main(int argc, char **argv)
 	static struct sa_env env = {
 		.sm_guid = 0x1234, .sm_lid = 1, .act_count = 1, .sm_priority = 1,
 		.subnet_prefix = UINT64_C(0xfe80000000000000), .packet_life_time = 18,
-		.send = fake_send, .read_sl2vl = fake_read_sl2vl, .now = fake_now,
+		.send = fake_send, .now = fake_now, .tables_busy = fuzz_tables_busy,
 		.smp = fake_smp, .send_req = fake_send_req,
 		/* Small limits, so that the fuzzer reaches them */
 		.xfers_per_port = 4, .bytes_per_port = 64 << 10, .bytes_max = 160 << 10,
@@ -1026,7 +1017,6 @@ int main(int argc, char **argv)
 			st.jumps++;
 			sa_tick(sa);
 		} else if (what < 95) {
-			sl2vl_complete();
 			smp_complete();
 		} else if (what < 98) {
 			uint64_t dirty[MLID_COUNT / 64 + 1];
@@ -1081,7 +1071,6 @@ int main(int argc, char **argv)
 			  "%lu transfers open after step %lu", open, it);
 	}
 	/* Every transfer has its time and no more, whatever the receivers did */
-	sl2vl_complete();
 	smp_complete();
 	fake_us += 120000000;
 	sa_tick(sa);

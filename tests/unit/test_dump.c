@@ -186,10 +186,12 @@ static struct fabric *fabric_sim(void)
 #define OCA	UINT64_C(0x0002c90300000a00)
 #define OCB	UINT64_C(0x0002c90300000b00)
 #define OCN	UINT64_C(0x0002c90300000c00)
+#define OCX	UINT64_C(0x0002c90300000d00)
 
 static struct fabric *fabric_odd(void)
 {
-	struct fab_node *sw, *rt, *a, *b, *n;
+	struct fab_node *sw, *rt, *a, *b, *n, *x;
+	struct fab_port *xp, *sp;
 	struct fabric *f;
 
 	if (fabric_new(&f))
@@ -209,6 +211,20 @@ static struct fabric *fabric_odd(void)
 	cable(f, port(a, 1, 4, 0, 16, 4, 4), port(b, 1, 5, 0, 16, 4, 4));	/* CA-CA 2xHDR */
 	cable(f, port(sw, 3, 0, 0, 2, 4, 8), port(n, 1, 6, 0, 2, 4, 8));	/* NDR, QDR at sw */
 	port(rt, 2, 7, 0, 1, 4, 3)->pi.port_state = PORT_STATE_INIT;	/* speed ext 3: ??? */
+	/*
+	 * 8x: XDR at the CA (IBA 1.7 LinkSpeedExtActive2, valid by its
+	 * CapabilityMask2), FDR10 at the switch, whose port 0 has no extended
+	 * speeds and whose ExtendedPortInfo says FDR10
+	 */
+	x = node(f, NODE_TYPE_CA, OCX, 1, "xdr host");
+	xp = port(x, 1, 8, 0, 4, 4, 8);
+	xp->pi.cap_mask |= PORT_CAP_CAP_MASK2;
+	xp->pi.cap_mask2 = PORT_CAP2_EXT_SPEEDS2 | PORT_CAP2_XDR;
+	xp->pi.link_speed_ext_active2 = 1;
+	sp = port(sw, 4, 0, 0, 4, 4, 8);
+	sp->pi.link_speed_ext_active2 = 1;
+	sp->fdr10 = true;
+	cable(f, sp, xp);
 	if (fabric_index_lids(f))
 		abort();
 	return f;

@@ -73,6 +73,9 @@ static void make_snapshot(struct status_snapshot *s, enum kind k)
 	s->sa_errors = 90;
 	s->sa_refused = 9;
 	s->sa_dropped = 5;
+	s->sa_bad_keys = 6;
+	s->smps_all = 234567;
+	s->sa_key = true;
 	s->has_mcast = k == MASTER;
 	s->mc_groups = 3;
 	s->mc_memberships = 33;
@@ -429,6 +432,9 @@ static void test_values(void)
 	CHECK(value_of(t, "smd_sa_requests_errors_total") == 90);
 	CHECK(value_of(t, "smd_sa_requests_refused_total") == 9);
 	CHECK(value_of(t, "smd_sa_requests_dropped_total") == 5);
+	CHECK(value_of(t, "smd_sa_requests_bad_key_total") == 6);
+	CHECK(value_of(t, "smd_smps_all_total") == 234567);
+	CHECK(value_of(t, "smd_sa_key_set") == 1);
 	CHECK(value_of(t, "smd_traps_total") == 4444);
 	CHECK(value_of(t, "smd_event_loop_longest_handler_seconds") == 0.0125);
 	CHECK(value_of(t, "smd_event_loop_slow_handlers_total") == 3);

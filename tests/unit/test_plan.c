@@ -629,6 +629,27 @@ static void test_degraded(void)
 	a->pi.link_speed_ext_active = b->pi.link_speed_ext_active = 1;
 	CHECK_EQ(plan_check(p, f, false, &r), 0);
 	CHECK(says(r, PLAN_DEGRADED, 0xa00, 1, "4xEDR", "4xFDR"));
+	r = plan_report_free(r);
+	/*
+	 * IBA 1.7: both ends XDR-capable (LinkSpeedExtSupported2/Enabled2,
+	 * valid by CapabilityMask2) but running NDR: degraded; running XDR
+	 * (LinkSpeedExtActive2): not
+	 */
+	a->pi.cap_mask |= PORT_CAP_CAP_MASK2;
+	a->pi.cap_mask2 = PORT_CAP2_EXT_SPEEDS2;
+	fabric_find(f, 0x10)->ports[0].pi.cap_mask |= PORT_CAP_CAP_MASK2;
+	fabric_find(f, 0x10)->ports[0].pi.cap_mask2 = PORT_CAP2_EXT_SPEEDS2;
+	a->pi.link_speed_ext_supported = b->pi.link_speed_ext_supported = 15;
+	a->pi.link_speed_ext_enabled = b->pi.link_speed_ext_enabled = 15;
+	a->pi.link_speed_ext_supported2 = b->pi.link_speed_ext_supported2 = 1;
+	a->pi.link_speed_ext_enabled2 = b->pi.link_speed_ext_enabled2 = 1;
+	a->pi.link_speed_ext_active = b->pi.link_speed_ext_active = 8;
+	CHECK_EQ(plan_check(p, f, false, &r), 0);
+	CHECK(says(r, PLAN_DEGRADED, 0xa00, 1, "4xXDR", "4xNDR"));
+	r = plan_report_free(r);
+	a->pi.link_speed_ext_active2 = b->pi.link_speed_ext_active2 = 1;
+	CHECK_EQ(plan_check(p, f, false, &r), 0);
+	CHECK(r && count(r, PLAN_DEGRADED, 0xa00, 1) == 0);
 out:
 	plan_report_free(r);
 	fabric_free(f);

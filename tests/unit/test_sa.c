@@ -51,27 +51,12 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_
 	return 0;
 }
 
-static unsigned int sl2vl_reads;
-
-/* The fabric answers at once: the SA must cope with a callback inside the call */
-static int fake_read_sl2vl(void *ctx, const struct fab_node *n, uint8_t in, uint8_t out,
-			   void (*done)(void *arg, int status, const uint8_t vl[16]), void *arg)
-{
-	uint8_t vl[16];
-
-	for (int i = 0; i < 16; i++)
-		vl[i] = (uint8_t)((i + in + out) % 8);
-	sl2vl_reads++;
-	done(arg, out == 7 ? -ETIMEDOUT : 0, vl);
-	return 0;
-}
-
 static struct fakefab ff;
 static struct fabric *fab;
 static struct sa_env env = {
 	.sm_guid = 0x1234, .sm_lid = 1, .act_count = 7, .sm_priority = 3,
 	.subnet_prefix = UINT64_C(0xfe80000000000000), .packet_life_time = 18,
-	.send = fake_send, .read_sl2vl = fake_read_sl2vl,
+	.send = fake_send,
 };
 static const struct mad_addr client = { .slid = 5, .qpn = 1 };
 
@@ -541,7 +526,7 @@ static void test_capmask_vlarb(void)
 {
 	struct sa *sa;
 	struct sa_env e2 = env;
-	struct vl_arb_entry arb[2][2 * VL_ARB_BLOCK_SIZE] = { { { 0 } } };
+	struct vl_arb_entry arb[2][VL_ARB_BLOCK_SIZE] = { { { 0 } } };
 	struct fab_port *h3 = port_of("h3", 1), *h1 = port_of("h1", 1);
 	uint8_t *data, rec[128] = { 0 };
 	size_t n, rsize;
@@ -549,11 +534,10 @@ static void test_capmask_vlarb(void)
 	struct port_info pi = { 0 };
 	uint32_t dm = 1u << 19, keep3 = h3->pi.cap_mask, keep1 = h1->pi.cap_mask;
 
-	for (unsigned int i = 0; i < 2 * VL_ARB_BLOCK_SIZE; i++) {
+	for (unsigned int i = 0; i < VL_ARB_BLOCK_SIZE; i++) {
 		arb[0][i] = (struct vl_arb_entry){ .vl = (uint8_t)(i % 4), .weight = 7 };
 		arb[1][i] = (struct vl_arb_entry){ .vl = 0, .weight = (uint8_t)i };
 	}
-	e2.vlarb = &arb[0][0];
 	h3->pi.cap_mask = dm | 0x2;
 	h1->pi.cap_mask = 0x2;
 	CHECK_EQ(sa_new(&e2, &sa), 0);
@@ -597,10 +581,19 @@ static void test_capmask_vlarb(void)
 	free(data);
 	h3->pi.cap_mask2 = 0;
 
-	/* VL arbitration: only nodes smd programmed (vlarb_sig) answer */
-	h3->node->vlarb_sig = 1;
+	/* VL arbitration: the blocks the model says the port holds, none before */
 	h3->pi.vl_arb_low_cap = 8;
 	h3->pi.vl_arb_high_cap = 8;
+	memset(rec, 0, sizeof(rec));
+	rec[0] = (uint8_t)(h3->lid >> 8);
+	rec[1] = (uint8_t)h3->lid;
+	n = get_table(sa, SA_ATTR_VLARB_RECORD, 1, rec, 72, &data, &rsize);
+	CHECK_EQ(n, 0);
+	free(data);
+	CHECK_EQ(fabric_vlarb_set(fab, h3, VL_ARB_LOW_0_31, arb[0]), 0);
+	CHECK_EQ(fabric_vlarb_set(fab, h3, VL_ARB_HIGH_0_31, arb[1]), 0);
+	/* A block past the port's caps is not served even when known */
+	CHECK_EQ(fabric_vlarb_set(fab, h3, VL_ARB_LOW_32_63, arb[1]), 0);
 	memset(rec, 0, sizeof(rec));
 	rec[0] = (uint8_t)(h3->lid >> 8);
 	rec[1] = (uint8_t)h3->lid;
@@ -629,8 +622,15 @@ static void test_capmask_vlarb(void)
 	/* The whole table of that LID: low and high, 2 blocks each (cap 8: 1 each) */
 	n = get_table(sa, SA_ATTR_VLARB_RECORD, 1, rec, 72, &data, &rsize);
 	CHECK_EQ(n, 2);
+	if (n == 2) {
+		/* Block 3 (high 0-31): entry 5 weight 5, VL 0 */
+		CHECK_EQ(sa_record_field(SA_ATTR_VLARB_RECORD, data + rsize, 2), VL_ARB_HIGH_0_31);
+		CHECK_EQ(data[rsize + 8 + 2 * 5], 0);
+		CHECK_EQ(data[rsize + 8 + 2 * 5 + 1], 5);
+	}
 	free(data);
-	h3->node->vlarb_sig = 0;
+	for (unsigned int b = 1; b <= 4; b++)
+		h3->vlarb[b - 1] = NULL;
 	h3->pi.cap_mask = keep3;
 	h1->pi.cap_mask = keep1;
 	sa_free(sa);
@@ -771,23 +771,77 @@ static void test_rmpp_control(void)
 	sa_free(sa);	/* frees transfers in flight */
 }
 
+/* The SL-to-VL tables the model says the nodes hold: SL i -> VL (i + in + out) % 8 */
+static size_t fill_sl2vl(struct fabric *f)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < f->nnodes; i++) {
+		struct fab_node *nd = f->nodes[i];
+
+		for (unsigned int in = 0; in <= nd->num_ports; in++)
+			for (unsigned int out = 1; out <= nd->num_ports; out++) {
+				uint8_t vl[16];
+
+				if (!fabric_sl2vl_pair(nd, in, out))
+					continue;
+				for (int k = 0; k < 16; k++)
+					vl[k] = (uint8_t)((k + in + out) % 8);
+				CHECK_EQ(fabric_sl2vl_set(nd, in, out, sl2vl_pack(vl)), 0);
+				n++;
+			}
+	}
+	return n;
+}
+
+static unsigned int smps_asked;
+static bool reading_tables;
+
+static bool fake_busy(void *ctx)
+{
+	(void)ctx;
+	return reading_tables;
+}
+
+static int count_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t attr,
+		     uint32_t amod, const uint8_t data[64],
+		     void (*done)(void *arg, int status, const uint8_t data[64]), void *arg)
+{
+	(void)ctx, (void)p, (void)method, (void)attr, (void)amod, (void)data, (void)done;
+	(void)arg;
+	smps_asked++;
+	return -EIO;
+}
+
 static void test_sl2vl(void)
 {
 	struct sa *sa;
+	struct sa_env e2 = env;
 	uint8_t *data, rec[16] = { 0 };
-	size_t n, rsize;
+	size_t n, rsize, known;
 	struct fab_port *s2 = port_of("s2", 0);
 
-	CHECK_EQ(sa_new(&env, &sa), 0);
+	e2.smp = count_smp;
+	e2.tables_busy = fake_busy;
+	smps_asked = 0;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
 	CHECK_EQ(sa_update(sa, fab, NULL), 0);
-	/* One switch, one pair: exactly one read and one record with its table */
+	/* Nothing known: no record, and no SMP to find one */
+	n = get_table(sa, SA_ATTR_SL2VL_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, 0);
+	free(data);
+	/* ...BUSY while the owner still reads them: the client asks again */
+	reading_tables = true;
+	request(sa, SA_METHOD_GET_TABLE, SA_ATTR_SL2VL_RECORD, 0, NULL, 0, 699);
+	CHECK_EQ(last_status(), MAD_STATUS_BUSY);
+	known = fill_sl2vl(fab);
+	CHECK(known > 20);
+	/* One switch, one pair: one record with its table */
 	rec[0] = (uint8_t)(s2->lid >> 8);
 	rec[1] = (uint8_t)s2->lid;
 	rec[2] = 2;
 	rec[3] = 4;
-	sl2vl_reads = 0;
 	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 700);
-	CHECK_EQ(sl2vl_reads, 1);
 	CHECK_EQ(last_status(), 0);
 	{
 		struct sa_mad m;
@@ -800,14 +854,27 @@ static void test_sl2vl(void)
 	}
 	/* All pairs of all switches and every CA port, through RMPP */
 	n = get_table(sa, SA_ATTR_SL2VL_RECORD, 0, NULL, 0, &data, &rsize);
-	CHECK(n > 20);
+	CHECK_EQ(n, known);
 	CHECK_EQ(rsize, 16);
 	free(data);
-	/* A port whose read fails is left out, not answered with junk */
+	/* A pair whose table is not known is left out, not answered with junk */
+	fabric_sl2vl_forget(s2->node, 0, 4);
 	rec[2] = 0;
-	rec[3] = 7;
+	rec[3] = 4;
+	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 701);
+	CHECK_EQ(last_status(), MAD_STATUS_BUSY);	/* still reading */
+	reading_tables = false;
 	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 701);
 	CHECK_EQ(last_status(), SA_STATUS_NO_RECORDS);
+	n = get_table(sa, SA_ATTR_SL2VL_RECORD, 0, NULL, 0, &data, &rsize);
+	CHECK_EQ(n, known - 1);
+	free(data);
+	/* While reading, another pair known is answered: only the unknown one waits */
+	reading_tables = true;
+	rec[2] = 2;
+	request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 703);
+	CHECK_EQ(last_status(), 0);
+	reading_tables = false;
 	/* A CA port asked for as tools do (output port 0): its one table, port 0 back */
 	{
 		struct fab_port *h3 = port_of("h3", 1);
@@ -817,16 +884,20 @@ static void test_sl2vl(void)
 		rec[1] = (uint8_t)h3->lid;
 		rec[2] = 0;
 		rec[3] = 0;
-		sl2vl_reads = 0;
 		request(sa, SA_METHOD_GET, SA_ATTR_SL2VL_RECORD, 7, rec, sizeof(rec), 702);
-		CHECK_EQ(sl2vl_reads, 1);
 		CHECK_EQ(last_status(), 0);
 		CHECK_EQ(sa_mad_decode(sent[0], MAD_SIZE, &m), 0);
 		CHECK_EQ(sa_record_field(SA_ATTR_SL2VL_RECORD, m.data, 2), 0);
-		/* The fake fabric's table for out port 1: SL0 -> VL 1 */
+		/* in 0, out 1: SL0 -> VL 1 */
 		CHECK_EQ(m.data[8] >> 4, 1);
 	}
+	CHECK_EQ(smps_asked, 0);
 	sa_free(sa);
+	for (size_t i = 0; i < fab->nnodes; i++) {
+		free(fab->nodes[i]->sl2vl_known);
+		free(fab->nodes[i]->sl2vl_tab);
+		fab->nodes[i]->sl2vl_known = fab->nodes[i]->sl2vl_tab = NULL;
+	}
 }
 
 static uint32_t rnd_state = 12345;
@@ -1200,9 +1271,15 @@ static void test_services(void)
 	/* Not its port's: refused, unless trusted */
 	sr_make(&r, 0x99, h1, "smd.test.b");
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 0);
+	/* Another key (sm_key where sa_key is the trusted one, say): not trusted, counted */
+	req_sm_key = 0x5eee;
+	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL), SA_STATUS_DENIED);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 1);
 	req_sm_key = 0x5eed;
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, &got), 0);
 	CHECK_EQ(got.lease, SR_LEASE_INFINITE);
+	CHECK_EQ(sa_stats(sa)->bad_keys, 1);
 	req_sm_key = 0;
 	/* Components missing; a GID nobody has */
 	CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_CM_ID, h1, NULL), SA_STATUS_INSUFFICIENT);
@@ -1232,6 +1309,39 @@ static void test_services(void)
 	CHECK(!strcmp((char *)got.name, "smd.test.b"));
 	CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, NULL), SA_STATUS_NO_RECORDS);
 	CHECK_EQ(sa_service_count(sa), 0);
+
+	/*
+	 * Its own GUID under a byte-swapped subnet prefix: taken, stored and
+	 * answered under the subnet's prefix, found by ServiceID and by the
+	 * real GID, deleted with the swapped one again. Another port's GUID
+	 * under that prefix: refused, even trusted.
+	 */
+	{
+		uint64_t swapped = __builtin_bswap64(env.subnet_prefix), pfx, g;
+
+		sr_make(&r, 0x5a5a, h1, "smd.test.swapped");
+		gid_encode(swapped, h1->guid, r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h1, &got), 0);
+		gid_decode(got.gid, &pfx, &g);
+		CHECK_EQ(pfx, env.subnet_prefix);
+		CHECK_EQ(g, h1->guid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID, h3, &got), 0);
+		gid_decode(got.gid, &pfx, &g);
+		CHECK_EQ(pfx, env.subnet_prefix);
+		CHECK(!strcmp((char *)got.name, "smd.test.swapped"));
+		sr_make(&r, 0x5a5a, h1, "");
+		CHECK_EQ(sr_send(sa, SA_METHOD_GET, &r, SR_CM_ID | SR_CM_GID, h3, NULL), 0);
+		gid_encode(swapped, h1->guid, r.gid);
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL),
+			 SA_STATUS_INVALID_GID);
+		req_sm_key = 0x5eed;
+		CHECK_EQ(sr_send(sa, SA_METHOD_SET, &r, SR_KEYMASK, h3, NULL),
+			 SA_STATUS_INVALID_GID);
+		req_sm_key = 0;
+		CHECK_EQ(sr_send(sa, SA_METHOD_DELETE, &r, SR_KEYMASK, h1, &got), 0);
+		CHECK(!strcmp((char *)got.name, "smd.test.swapped"));
+		CHECK_EQ(sa_service_count(sa), 0);
+	}
 
 	/*
 	 * Partitions: h1 and h3 in 0x8001 (h3 a limited member), h2 in the

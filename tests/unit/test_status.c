@@ -255,6 +255,7 @@ static void test_same_figures(void)
 	make_snapshot(&s, false);
 	s.sa_received = 1234567;
 	s.sa_dropped = 7654321;
+	s.sa_bad_keys = 3141592;
 	s.traps = 4444;
 	text_len = 0;
 	status_text(&s, emit, NULL);
@@ -264,6 +265,8 @@ static void test_same_figures(void)
 	CHECK(strstr(text, "traps: 4444\n") != NULL);
 	CHECK(js && strstr(js, "\"received\":1234567"));
 	CHECK(js && strstr(js, "\"dropped\":7654321"));
+	CHECK(strstr(text, "3141592 with an SM_Key not trusted") != NULL);
+	CHECK(js && strstr(js, "\"bad_keys\":3141592"));
 	CHECK(js && strstr(js, "\"traps\":4444"));
 	free(js);
 }

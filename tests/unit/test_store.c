@@ -1057,6 +1057,54 @@ static void test_fabric_events(void)
 	fabric_free(t2);
 }
 
+/*
+ * Issue 23: today's link speeds go into the model and come back: SW1[1] to
+ * CA1[1] 4x XDR (IBA 1.7: valid by SW1 port 0's and CA1's capabilities),
+ * SW1[3] to CA2 FDR10
+ */
+static void test_speeds(void)
+{
+	const char *db = path_of("speeds.db");
+	struct fabric *f = fabric_t(1), *g = NULL;
+	struct fab_node *sw = fabric_find(f, SW1), *c1 = fabric_find(f, CA1);
+	struct fab_node *c2 = fabric_find(f, CA2);
+	struct store_sweep sw1 = sweep_one, got;
+	struct store *s = NULL;
+	struct fab_port *xp[] = { &sw->ports[1], &c1->ports[1] };
+
+	sw->ports[0].pi.cap_mask = c1->ports[1].pi.cap_mask = PORT_CAP_EXT_SPEEDS |
+							      PORT_CAP_CAP_MASK2;
+	sw->ports[0].pi.cap_mask2 = c1->ports[1].pi.cap_mask2 = PORT_CAP2_EXT_SPEEDS2 |
+								PORT_CAP2_XDR;
+	for (unsigned int i = 0; i < 2; i++) {
+		xp[i]->pi.link_speed_active = 4;
+		xp[i]->pi.link_speed_ext_active = 8;
+		xp[i]->pi.link_speed_ext_active2 = 1;
+	}
+	sw->ports[3].pi.link_speed_active = c2->ports[1].pi.link_speed_active = 4;
+	sw->ports[3].fdr10 = c2->ports[1].fdr10 = true;
+	CHECK_EQ(fabric_port_speed(&sw->ports[1]), IBA_SPEED_XDR);
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	CHECK_EQ(store_save_sweep(s, f, &sw1), 0);
+	CHECK_EQ(sql_count(db, "port WHERE speed_ext2 = 1"), 2);
+	CHECK_EQ(sql_count(db, "port WHERE fdr10 = 1"), 2);
+	CHECK_EQ(sql_count(db, "port WHERE cap_mask2 = 6144"), 2);
+	CHECK_EQ(store_load_fabric(s, &g, &got), 0);
+	if (g) {
+		struct fab_node *gs = fabric_find(g, SW1), *g1 = fabric_find(g, CA1);
+		struct fab_node *g2 = fabric_find(g, CA2);
+
+		CHECK_EQ(fabric_port_speed(&gs->ports[1]), IBA_SPEED_XDR);
+		CHECK_EQ(fabric_port_speed(&g1->ports[1]), IBA_SPEED_XDR);
+		CHECK_EQ(fabric_port_speed(&gs->ports[3]), IBA_SPEED_FDR10);
+		CHECK_EQ(fabric_port_speed(&g2->ports[1]), IBA_SPEED_FDR10);
+		CHECK_EQ(fabric_port_speed(&gs->ports[2]), IBA_SPEED_SDR);
+		fabric_free(g);
+	}
+	store_close(s);
+	fabric_free(f);
+}
+
 /* A failed sweep is history, not a fabric */
 static void test_failed_sweep(void)
 {
@@ -1508,6 +1556,7 @@ int main(void)
 	RUN(test_missing);
 	RUN(test_migrate_v1);
 	RUN(test_fabric_events);
+	RUN(test_speeds);
 	RUN(test_failed_sweep);
 	RUN(test_interrupt);
 	RUN(test_forget_and_history);

@@ -442,6 +442,119 @@ static void test_fabric_basics(void)
 	fabric_free(f);
 }
 
+/* A port with PortInfo, link up (both ends cabled make it linked) */
+static void up(struct fab_port *p)
+{
+	p->pi_valid = true;
+	p->pi.phys_state = PHYS_STATE_LINKUP;
+	p->pi.port_state = PORT_STATE_ACTIVE;
+	p->pi.vl_arb_low_cap = 8;
+	p->pi.vl_arb_high_cap = 40;
+}
+
+/* Issue 23: the VL tables ports hold, kept in the model for the SA */
+static void test_vl_tables(void)
+{
+	struct fabric *f, *g;
+	struct fab_node *sw, *ca, *sw2, *ca2;
+	struct node_info ni = { .node_type = NODE_TYPE_SWITCH, .num_ports = 4, .node_guid = 10 };
+	struct vl_arb_entry e[VL_ARB_BLOCK_SIZE] = { { 0 } }, e2[VL_ARB_BLOCK_SIZE];
+	uint8_t vl[16], back[16];
+	uint64_t v;
+	unsigned int pairs = 0;
+
+	CHECK_EQ(fabric_new(&f), 0);
+	CHECK_EQ(fabric_add_node(f, &ni, &sw), 0);
+	ni = (struct node_info){ .node_type = NODE_TYPE_CA, .num_ports = 2, .node_guid = 20 };
+	CHECK_EQ(fabric_add_node(f, &ni, &ca), 0);
+	/* sw 1 - ca 1, sw 3 - ca 2; sw port 2 and 4 down */
+	for (unsigned int p = 0; p <= 4; p++)
+		sw->ports[p].pi_valid = true;
+	up(&sw->ports[1]), up(&sw->ports[3]), up(&ca->ports[1]), up(&ca->ports[2]);
+	CHECK_EQ(fabric_link(f, &sw->ports[1], &ca->ports[1]), 0);
+	CHECK_EQ(fabric_link(f, &sw->ports[3], &ca->ports[2]), 0);
+	/* Pairs: port 0, 1, 3 in; 1, 3 out; never in == out; a CA: in 0, linked out */
+	for (unsigned int in = 0; in <= 4; in++)
+		for (unsigned int out = 0; out <= 4; out++)
+			pairs += fabric_sl2vl_pair(sw, in, out);
+	CHECK_EQ(pairs, 4);		/* (0,1) (0,3) (1,3) (3,1) */
+	CHECK(fabric_sl2vl_pair(sw, 1, 3) && !fabric_sl2vl_pair(sw, 2, 3));
+	CHECK(!fabric_sl2vl_pair(sw, 1, 1) && !fabric_sl2vl_pair(sw, 1, 0));
+	CHECK(fabric_sl2vl_pair(ca, 0, 2) && !fabric_sl2vl_pair(ca, 1, 2));
+	CHECK(!fabric_sl2vl_pair(sw, 0, 5) && !fabric_sl2vl_pair(sw, 9, 1));
+	/* Packing: SL 0 in the top nibble, as the attribute's first byte */
+	for (int i = 0; i < 16; i++)
+		vl[i] = (uint8_t)(15 - i);
+	CHECK_EQ(sl2vl_pack(vl), UINT64_C(0xfedcba9876543210));
+	sl2vl_unpack(UINT64_C(0xfedcba9876543210), back);
+	CHECK(!memcmp(vl, back, 16));
+	/* Not known until set; one value while they agree, each its own after */
+	CHECK_EQ(fabric_sl2vl_get(sw, 1, 3, &v), -ENOENT);
+	CHECK_EQ(fabric_sl2vl_get(sw, 5, 3, &v), -EINVAL);
+	CHECK_EQ(fabric_sl2vl_set(ca, 1, 1, 7), -EINVAL);
+	CHECK_EQ(fabric_sl2vl_set(sw, 1, 3, 0x1111), 0);
+	CHECK_EQ(fabric_sl2vl_set(sw, 3, 1, 0x1111), 0);
+	CHECK(sw->sl2vl_tab == NULL);
+	CHECK_EQ(fabric_sl2vl_get(sw, 3, 1, &v), 0);
+	CHECK_EQ(v, 0x1111);
+	CHECK_EQ(fabric_sl2vl_get(sw, 0, 1, &v), -ENOENT);
+	CHECK_EQ(fabric_sl2vl_set(sw, 0, 1, 0x2222), 0);
+	CHECK(sw->sl2vl_tab != NULL);
+	CHECK_EQ(fabric_sl2vl_get(sw, 0, 1, &v), 0);
+	CHECK_EQ(v, 0x2222);
+	CHECK_EQ(fabric_sl2vl_get(sw, 1, 3, &v), 0);
+	CHECK_EQ(v, 0x1111);
+	fabric_sl2vl_forget(sw, 1, 3);
+	CHECK_EQ(fabric_sl2vl_get(sw, 1, 3, &v), -ENOENT);
+	CHECK_EQ(fabric_sl2vl_set(ca, 0, 2, 0x3333), 0);
+	/* VL arbitration: blocks within the caps (low 8: block 1; high 40: 3, 4) */
+	CHECK(fabric_vlarb_port(&sw->ports[1]) && !fabric_vlarb_port(&sw->ports[0]));
+	CHECK(!fabric_vlarb_port(&sw->ports[2]) && fabric_vlarb_port(&ca->ports[2]));
+	CHECK(fabric_vlarb_has_block(&sw->ports[1], 1) && !fabric_vlarb_has_block(&sw->ports[1], 2));
+	CHECK(fabric_vlarb_has_block(&sw->ports[1], 3) && fabric_vlarb_has_block(&sw->ports[1], 4));
+	CHECK(!fabric_vlarb_has_block(&sw->ports[1], 0) && !fabric_vlarb_has_block(&sw->ports[1], 5));
+	CHECK(fabric_vlarb_get(&sw->ports[1], 1) == NULL);
+	e[3] = (struct vl_arb_entry){ .vl = 2, .weight = 64 };
+	memcpy(e2, e, sizeof(e));
+	CHECK_EQ(fabric_vlarb_set(f, &sw->ports[1], 1, e), 0);
+	CHECK_EQ(fabric_vlarb_set(f, &sw->ports[3], 1, e2), 0);
+	CHECK_EQ(fabric_vlarb_set(f, &sw->ports[3], 5, e2), -EINVAL);
+	/* The same block is kept once */
+	CHECK(fabric_vlarb_get(&sw->ports[1], 1) == fabric_vlarb_get(&sw->ports[3], 1));
+	CHECK_EQ(fabric_vlarb_get(&sw->ports[3], 1)[3].weight, 64);
+	e2[3].weight = 65;
+	CHECK_EQ(fabric_vlarb_set(f, &ca->ports[1], 3, e2), 0);
+	CHECK(fabric_vlarb_get(&ca->ports[1], 3) != fabric_vlarb_get(&sw->ports[1], 1));
+	for (unsigned int k = 0; k < 300; k++) {
+		e2[0].weight = (uint8_t)k;
+		e2[1].vl = (uint8_t)(k >> 8);
+		CHECK_EQ(fabric_vlarb_set(f, &ca->ports[2], 4, e2), 0);	/* the pool grows */
+	}
+	CHECK_EQ(fabric_vlarb_get(&ca->ports[2], 4)[0].weight, 299 & 0xff);
+	/* Another model's same node takes them all, its own copies */
+	CHECK_EQ(fabric_new(&g), 0);
+	ni = (struct node_info){ .node_type = NODE_TYPE_SWITCH, .num_ports = 4, .node_guid = 10 };
+	CHECK_EQ(fabric_add_node(g, &ni, &sw2), 0);
+	ni = (struct node_info){ .node_type = NODE_TYPE_CA, .num_ports = 2, .node_guid = 20 };
+	CHECK_EQ(fabric_add_node(g, &ni, &ca2), 0);
+	CHECK_EQ(fabric_vl_tables_copy(g, sw2, ca), -EINVAL);
+	CHECK_EQ(fabric_vl_tables_copy(g, sw2, sw), 0);
+	CHECK_EQ(fabric_vl_tables_copy(g, ca2, ca), 0);
+	fabric_free(f);
+	CHECK_EQ(fabric_sl2vl_get(sw2, 0, 1, &v), 0);
+	CHECK_EQ(v, 0x2222);
+	CHECK_EQ(fabric_sl2vl_get(sw2, 3, 1, &v), 0);
+	CHECK_EQ(v, 0x1111);
+	CHECK_EQ(fabric_sl2vl_get(sw2, 1, 3, &v), -ENOENT);
+	CHECK_EQ(fabric_sl2vl_get(ca2, 0, 2, &v), 0);
+	CHECK_EQ(v, 0x3333);
+	CHECK(fabric_vlarb_get(&sw2->ports[3], 1) != NULL);
+	CHECK_EQ(fabric_vlarb_get(&sw2->ports[3], 1)[3].weight, 64);
+	CHECK_EQ(fabric_vlarb_get(&ca2->ports[1], 3)[3].weight, 65);
+	CHECK(fabric_vlarb_get(&sw2->ports[2], 1) == NULL);
+	fabric_free(g);
+}
+
 static void check_file(const char *path)
 {
 	struct fakefab ff;
@@ -472,6 +585,7 @@ static void check_file(const char *path)
 int main(int argc, char **argv)
 {
 	RUN(test_fabric_basics);
+	RUN(test_vl_tables);
 	RUN(test_discover_small);
 	RUN(test_dead_node);
 	RUN(test_lmc);

@@ -147,6 +147,14 @@ static const struct field port_fields[] = {
 	F(port_info, link_speed_ext_enabled, 5, IB_PORT_LINK_SPEED_EXT_ENABLED_F),
 };
 
+/* Mellanox ExtendedPortInfo (a vendor attribute) */
+static const struct field mlnx_epi_fields[] = {
+	F(mlnx_ext_port_info, state_change_enable, 8, IB_MLNX_EXT_PORT_STATE_CHG_ENABLE_F),
+	F(mlnx_ext_port_info, link_speed_supported, 8, IB_MLNX_EXT_PORT_LINK_SPEED_SUPPORTED_F),
+	F(mlnx_ext_port_info, link_speed_enabled, 8, IB_MLNX_EXT_PORT_LINK_SPEED_ENABLED_F),
+	F(mlnx_ext_port_info, link_speed_active, 8, IB_MLNX_EXT_PORT_LINK_SPEED_ACTIVE_F),
+};
+
 /* SwitchInfo, IBA 14.2.5.4 table 148 */
 static const struct field sw_fields[] = {
 	F(switch_info, lft_cap, 16, IB_SW_LINEAR_FDB_CAP_F),
@@ -895,6 +903,192 @@ static void test_port_info(void)
 	CHECK_EQ(buf[34], 0x07);
 }
 
+/*
+ * IBA 1.7's XDR fields, which libibmad 44 (Debian 12) does not know: PortInfo
+ * blocks built byte by byte from the spec's bit offsets (bit 0 the MSB of
+ * byte 0): CapabilityMask bits 160-191 (bit 14 IsExtendedSpeedsSupported,
+ * 15 IsCapabilityMask2Supported), LinkWidthActive 248-255, LinkSpeedActive
+ * 280-283, byte 56: reserved 448, LinkSpeedExtActive2 449-450,
+ * LinkSpeedExtSupported2 451-452, LinkSpeedExtEnabled2 453-455 (libibmad's
+ * newer fields.c), CapabilityMask2 480-495 (bit 11 IsExtendedSpeeds2Supported,
+ * bit 12 IsLinkSpeedXDRSupported), LinkSpeedExtActive 496-499,
+ * LinkSpeedExtSupported 500-503, LinkSpeedExtEnabled 507-511.
+ */
+static void xdr_block(uint8_t d[SMP_DATA_SIZE], uint32_t cap, uint16_t cap2, uint8_t width,
+		      uint8_t speed, uint8_t ext, uint8_t ext2)
+{
+	memset(d, 0, SMP_DATA_SIZE);
+	d[20] = (uint8_t)(cap >> 24);
+	d[21] = (uint8_t)(cap >> 16);
+	d[22] = (uint8_t)(cap >> 8);
+	d[23] = (uint8_t)cap;
+	d[31] = width;
+	d[35] = (uint8_t)(speed << 4);
+	d[56] = (uint8_t)(ext2 << 5 | 1u << 3 | 1u << 0);	/* Supported2, Enabled2: XDR */
+	d[60] = (uint8_t)(cap2 >> 8);
+	d[61] = (uint8_t)cap2;
+	d[62] = (uint8_t)(ext << 4 | 0xf);			/* Supported: FDR to NDR */
+	d[63] = 0x1f;						/* Enabled: every one */
+}
+
+static void test_port_info_xdr(void)
+{
+	const uint32_t cap = 1u << 14 | 1u << 15;
+	const uint16_t cap2 = 1u << 11 | 1u << 12;
+	uint8_t d[SMP_DATA_SIZE], again[SMP_DATA_SIZE];
+	struct port_info pi;
+
+	/* 4x XDR: every field where the spec puts it, and back to the same bytes */
+	xdr_block(d, cap, cap2, 2, 4, 8, 1);
+	CHECK_EQ(port_info_decode(d, &pi), 0);
+	CHECK_EQ(pi.cap_mask, cap);
+	CHECK_EQ(pi.cap_mask2, cap2);
+	CHECK_EQ(pi.link_width_active, 2);
+	CHECK_EQ(pi.link_speed_active, 4);
+	CHECK_EQ(pi.link_speed_ext_active, 8);
+	CHECK_EQ(pi.link_speed_ext_supported, 0xf);
+	CHECK_EQ(pi.link_speed_ext_enabled, 0x1f);
+	CHECK_EQ(pi.link_speed_ext_active2, 1);
+	CHECK_EQ(pi.link_speed_ext_supported2, 1);
+	CHECK_EQ(pi.link_speed_ext_enabled2, 1);
+	CHECK_EQ(pi.max_credit_hint, 0);		/* the neighbours stay clean */
+	CHECK_EQ(pi.link_round_trip_latency, 0);
+	port_info_encode(&pi, again);
+	check_bytes("PortInfo XDR round trip", again, d, sizeof(d));
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_XDR);
+	CHECK_EQ(iba_rate_from_link(pi.link_width_active, iba_speed_active(&pi, &pi, false)), 23);
+	CHECK(!strcmp(iba_speed_name(IBA_SPEED_XDR), "XDR"));
+	/* Bit 448 is reserved: a port that sets it changes nothing */
+	d[56] |= 0x80;
+	CHECK_EQ(port_info_decode(d, &pi), 0);
+	CHECK_EQ(pi.link_speed_ext_active2, 1);
+	CHECK_EQ(pi.link_speed_ext_enabled2, 1);
+	/* A switch's external port: its port 0's capabilities decide */
+	{
+		struct port_info ext_port, port0;
+
+		xdr_block(d, 0, 0, 8, 4, 8, 1);		/* CapabilityMask reserved here */
+		port_info_decode(d, &ext_port);
+		xdr_block(d, cap, cap2, 0, 0, 0, 0);
+		port_info_decode(d, &port0);
+		CHECK_EQ(iba_speed_active(&ext_port, &port0, false), IBA_SPEED_XDR);
+		CHECK_EQ(iba_speed_active(&ext_port, NULL, false), IBA_SPEED_QDR);
+		CHECK_EQ(iba_rate_from_link(ext_port.link_width_active, IBA_SPEED_XDR), 25);
+	}
+	/* Without IsExtendedSpeeds2Supported: LinkSpeedExtActive (NDR) */
+	xdr_block(d, cap, 1u << 12, 2, 4, 8, 1);
+	port_info_decode(d, &pi);
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_NDR);
+	CHECK_EQ(iba_rate_from_link(2, IBA_SPEED_NDR), 21);
+	/* ... nor CapabilityMask2 at all: the same */
+	xdr_block(d, 1u << 14, cap2, 2, 4, 8, 1);
+	port_info_decode(d, &pi);
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_NDR);
+	/* Without IsExtendedSpeedsSupported: LinkSpeedActive alone (QDR) */
+	xdr_block(d, 1u << 15, cap2, 2, 4, 8, 1);
+	port_info_decode(d, &pi);
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_QDR);
+	CHECK_EQ(iba_speed_active(&pi, &pi, true), IBA_SPEED_FDR10);
+	/* Values the spec does not define: no known speed */
+	xdr_block(d, cap, cap2, 2, 4, 8, 2);
+	port_info_decode(d, &pi);
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_NONE);
+	xdr_block(d, cap, cap2, 2, 4, 3, 0);
+	port_info_decode(d, &pi);
+	CHECK_EQ(iba_speed_active(&pi, &pi, false), IBA_SPEED_NONE);
+	CHECK(!strcmp(iba_speed_name(IBA_SPEED_NONE), ""));
+	/* No extended speed active: LinkSpeedActive's SDR, DDR, QDR */
+	for (uint8_t sp = 1; sp <= 4; sp <<= 1) {
+		xdr_block(d, cap, cap2, 2, sp, 0, 0);
+		port_info_decode(d, &pi);
+		CHECK_EQ(iba_speed_active(&pi, &pi, false),
+			 sp == 1 ? IBA_SPEED_SDR : sp == 2 ? IBA_SPEED_DDR : IBA_SPEED_QDR);
+	}
+}
+
+/*
+ * Every width and speed up to 12x XDR against the PathRecord rate codes
+ * (IBA 15.2.5.16 table 205 and the codes releases 1.3-1.7 added): written
+ * out here from the table, in Gb/s and code, not computed. 12x XDR (2400
+ * Gb/s) has no code: the fastest one not above it, 1600 Gb/s.
+ */
+static void test_rates(void)
+{
+	static const uint8_t widths[] = { 1, 16, 2, 4, 8 };	/* 1x, 2x, 4x, 8x, 12x */
+	static const unsigned int lanes[] = { 1, 2, 4, 8, 12 };
+	static const enum iba_speed speeds[] = {
+		IBA_SPEED_SDR, IBA_SPEED_DDR, IBA_SPEED_QDR, IBA_SPEED_FDR10, IBA_SPEED_FDR,
+		IBA_SPEED_EDR, IBA_SPEED_HDR, IBA_SPEED_NDR, IBA_SPEED_XDR,
+	};
+	static const struct { uint8_t code; const char *gbps; } want[5][9] = {
+		/*  SDR        DDR        QDR         FDR10       FDR          EDR
+		 *  HDR        NDR        XDR */
+		{ { 2, "2.5" }, { 5, "5" }, { 3, "10" }, { 3, "10" }, { 11, "14" }, { 15, "25" },
+		  { 20, "50" }, { 16, "100" }, { 17, "200" } },			/* 1x */
+		{ { 5, "5" }, { 3, "10" }, { 6, "20" }, { 6, "20" }, { 19, "28" }, { 20, "50" },
+		  { 16, "100" }, { 17, "200" }, { 21, "400" } },		/* 2x */
+		{ { 3, "10" }, { 6, "20" }, { 7, "40" }, { 7, "40" }, { 12, "56" }, { 16, "100" },
+		  { 17, "200" }, { 21, "400" }, { 23, "800" } },		/* 4x */
+		{ { 6, "20" }, { 7, "40" }, { 9, "80" }, { 9, "80" }, { 13, "112" }, { 17, "200" },
+		  { 21, "400" }, { 23, "800" }, { 25, "1600" } },		/* 8x */
+		{ { 4, "30" }, { 8, "60" }, { 10, "120" }, { 10, "120" }, { 14, "168" },
+		  { 18, "300" }, { 22, "600" }, { 24, "1200" }, { 25, "1600" } },	/* 12x */
+	};
+
+	for (unsigned int w = 0; w < 5; w++) {
+		CHECK_EQ(iba_width_lanes(widths[w]), lanes[w]);
+		for (unsigned int s = 0; s < 9; s++) {
+			uint8_t got = iba_rate_from_link(widths[w], speeds[s]);
+			char gbps[16];
+			unsigned int dg = iba_rate_to_dgbps(want[w][s].code);
+
+			snprintf(gbps, sizeof(gbps), dg % 10 ? "%u.%u" : "%u", dg / 10, dg % 10);
+			CHECK_MSG(got == want[w][s].code, "%ux %s: rate %u, the table says %u",
+				  lanes[w], iba_speed_name(speeds[s]), got, want[w][s].code);
+			CHECK_MSG(!strcmp(gbps, want[w][s].gbps), "code %u is %s Gb/s, not %s",
+				  want[w][s].code, gbps, want[w][s].gbps);
+		}
+	}
+	CHECK_EQ(iba_rate_to_dgbps(IBA_RATE_MAX), 16000);
+	CHECK_EQ(iba_rate_to_dgbps(IBA_RATE_MAX + 1), 0);
+	CHECK_EQ(iba_rate_to_dgbps(0), 0);
+	CHECK_EQ(iba_rate_to_dgbps(1), 0);
+	CHECK_EQ(iba_width_lanes(3), 0);
+	/* A width that is not one (or none) counts as 1x; no speed as SDR */
+	CHECK_EQ(iba_rate_from_link(0, IBA_SPEED_QDR), 3);
+	CHECK_EQ(iba_rate_from_link(2, IBA_SPEED_NONE), 3);
+}
+
+/* ExtendedPortInfo against libibmad's field table; FDR10 where it says so */
+static void test_mlnx_ext_port_info(void)
+{
+	uint8_t buf[SMP_DATA_SIZE];
+	/* member_get may read 8 bytes: room for them past the 4-byte struct */
+	union { struct mlnx_ext_port_info e; uint64_t room[2]; } u = { { 0 } };
+	struct mlnx_ext_port_info e;
+
+	for (int it = 0; it < ITERS; it++) {
+		rnd_fill(buf, sizeof(buf));
+		CHECK_EQ(mlnx_ext_port_info_decode(buf, &u.e), 0);
+		for (size_t i = 0; i < NFIELDS(mlnx_epi_fields); i++)
+			check_field("MLNX ExtendedPortInfo", &mlnx_epi_fields[i],
+				    member_get(&u, &mlnx_epi_fields[i]),
+				    ib_get(buf, &mlnx_epi_fields[i]));
+	}
+	memset(buf, 0, sizeof(buf));
+	buf[15] = MLNX_EXT_SPEED_FDR10;
+	mlnx_ext_port_info_decode(buf, &e);
+	CHECK_EQ(e.link_speed_active, MLNX_EXT_SPEED_FDR10);
+	CHECK_EQ(e.link_speed_enabled, 0);
+	/* The devices that answer it: SwitchX, ConnectX-3 and after, Bull's OEM ones */
+	CHECK(iba_has_mlnx_ext_port_info(0x02c9, 0xc738));
+	CHECK(iba_has_mlnx_ext_port_info(0x02c9, 0x1003));
+	CHECK(iba_has_mlnx_ext_port_info(0x119f, 0x1b33));
+	CHECK(!iba_has_mlnx_ext_port_info(0x02c9, 0x1b33));
+	CHECK(!iba_has_mlnx_ext_port_info(0x02c9, 0x6340));	/* InfiniHost III */
+	CHECK(!iba_has_mlnx_ext_port_info(0x08f1, 0x5a40));
+}
+
 static void test_lft_block(void)
 {
 	uint8_t buf[SMP_DATA_SIZE];
@@ -1554,6 +1748,9 @@ int main(void)
 	RUN(test_switch_info);
 	RUN(test_opt_sl2vl);
 	RUN(test_port_info);
+	RUN(test_port_info_xdr);
+	RUN(test_rates);
+	RUN(test_mlnx_ext_port_info);
 	RUN(test_lft_block);
 	RUN(test_sl2vl);
 	RUN(test_vl_arb);
