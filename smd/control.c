@@ -301,6 +301,57 @@ static void json_smps(struct json *j, const char *key, uint64_t sent, uint64_t t
 	json_obj_end(j);
 }
 
+/* The adaptive SMP window (mad/txn.c): its size now, what shrank it */
+static void status_window(struct ctl_client *cl, const struct smd *smd)
+{
+	struct txn_window w;
+
+	if (!smd->txn)
+		return;
+	txn_window_get(smd->txn, &w);
+	if (w.min == w.max) {
+		out_add(cl, "smp_window: %u (fixed)\n", w.size);
+		return;
+	}
+	out_add(cl, "smp_window: %u (floor %u, ceiling %u, known good %u; round trip %.2f ms, "
+		"reorder allowance %.2f ms)\n", w.size, w.min, w.max, w.safe, w.rtt_us / 1e3,
+		w.reorder_us / 1e3);
+	if (w.shrinks)
+		out_add(cl, "smp_window_shrinks: %" PRIu64 ", the last %" PRIu64 " s ago\n",
+			w.shrinks, (txn_now_us() - w.last_shrink_us) / 1000000u);
+	else
+		out_add(cl, "smp_window_shrinks: 0\n");
+	out_add(cl, "smp_presumed_lost: %" PRIu64 " (%" PRIu64 " of them answered after all)\n",
+		w.presumed, w.spurious);
+}
+
+static void json_window(struct json *j, const struct smd *smd)
+{
+	struct txn_window w;
+
+	if (!smd->txn) {
+		json_null(j, "smp_window");
+		return;
+	}
+	txn_window_get(smd->txn, &w);
+	json_obj_begin(j, "smp_window");
+	json_u64(j, "size", w.size);
+	json_u64(j, "min", w.min);
+	json_u64(j, "max", w.max);
+	json_bool(j, "fixed", w.min == w.max);
+	json_u64(j, "known_good", w.safe);
+	json_u64(j, "shrinks", w.shrinks);
+	if (w.shrinks)
+		json_u64(j, "last_shrink_ago", (txn_now_us() - w.last_shrink_us) / 1000000u);
+	else
+		json_null(j, "last_shrink_ago");
+	json_u64(j, "presumed_lost", w.presumed);
+	json_u64(j, "answered_late", w.spurious);
+	json_u64(j, "rtt_us", w.rtt_us);
+	json_u64(j, "reorder_us", w.reorder_us);
+	json_obj_end(j);
+}
+
 /* The problem counters of a sweep, by name */
 static void json_problem_counts(struct json *j, const struct sweep_result *r)
 {
@@ -608,6 +659,7 @@ static void status_json(struct ctl_client *cl)
 		json_obj_end(&j);
 	}
 	json_smps(&j, "smps", st->smps_sent, st->smps_timed_out, st->smps_lost);
+	json_window(&j, smd);
 	json_u64(&j, "traps", st->traps);
 	if (smd->trapt) {
 		const struct trap_stats *ts = trap_stats(smd->trapt);
@@ -751,6 +803,7 @@ static void cmd_status(struct ctl_client *cl)
 	}
 	out_add(cl, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 		st->smps_sent, st->smps_timed_out, st->smps_lost);
+	status_window(cl, smd);
 	out_add(cl, "traps: %" PRIu64 "\n", st->traps);
 	status_traps(cl);
 	out_add(cl, "resweep_pending: %s\n", smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") :
