@@ -270,8 +270,9 @@ static void slot_complete(struct txn *t, uint32_t i, int status, const struct sm
  *   answered or found lost, so that a size is judged only once its
  *   losses could have been seen). A size that holds its rounds is known
  *   good; a probe that fails doubles probe_rounds (up to
- *   TXN_PROBE_ROUNDS_MAX), so a fabric that holds N is asked for N + 1
- *   more and more rarely (its buffers do not grow). It grows only while
+ *   TXN_PROBE_ROUNDS_MAX), one that holds halves them: a fabric that
+ *   holds N is asked for N + 1 more and more rarely, one that held less
+ *   for a while (another SM sweeping) is soon used again. It grows only while
  *   it limits (the last time it was filled, requests were left waiting):
  *   answers that came while it was not full say nothing of its size.
  * - A loss shrinks it sharply, to half, never below the floor, and makes
@@ -332,8 +333,12 @@ static void window_answered(struct txn *t, const struct txn_slot *s, uint64_t no
 		return;
 	/* This size held its rounds without a loss: it is known good; one more */
 	t->rounds = 0;
-	if (t->cwnd > t->ssthresh)
+	if (t->cwnd > t->ssthresh) {
+		/* A probe held: the fabric may hold more than it did */
 		t->ssthresh = t->cwnd;
+		if (t->probe_rounds > 1)
+			t->probe_rounds /= 2;
+	}
 	if (t->cwnd < t->cfg.window)
 		t->cwnd++;
 }

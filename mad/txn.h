@@ -44,7 +44,7 @@ struct txn_cfg {
 /* Tries of one request presumed lost because later ones were answered */
 #define TXN_PRESUME_TRIES	3
 /* The adaptive window probes above its known-good size every 1..this rounds */
-#define TXN_PROBE_ROUNDS_MAX	256
+#define TXN_PROBE_ROUNDS_MAX	1024
 /* An answer may come this much later than one sent after it (at first) */
 #define TXN_REORDER_MIN_US	1000
 

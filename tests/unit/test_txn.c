@@ -1765,6 +1765,44 @@ static void test_window_droptail(void)
 }
 
 /*
+ * A fabric that held 4 for a while (another SM sweeping, say) and holds 16
+ * again: the window, which learnt to ask for more only rarely, is soon
+ * back to what the fabric holds, as each probe that holds halves the wait
+ * before the next
+ */
+static void test_window_recovers(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	struct txn_window w;
+
+	fake_init(&f, FAKE_SWITCH);
+	f.hold = 4;
+	t = new_txn_min(&f, 32, 2, 500, 3);
+	for (unsigned int round = 0; round < 13; round++) {
+		if (round == 9) {
+			w = window_of(t);
+			CHECK(w.safe <= 4);
+			f.hold = 16;
+		}
+		memset(&res, 0, sizeof(res));
+		for (unsigned int i = 0; i < 1024; i++)
+			submit(t, &res, i, SMP_ATTR_NODE_INFO);
+		CHECK_EQ(txn_run(t), 0);
+		CHECK_EQ(res.completed, 1024);
+	}
+	w = window_of(t);
+	fprintf(stderr, "  a switch holding 4, then 16: %zu sent, %zu dropped, window %u "
+		"(safe %u, %" PRIu64 " shrinks)\n", f.nsent, f.dropped, w.size, w.safe, w.shrinks);
+	CHECK_MSG(w.safe >= 12, "known good %u after 4096 requests at 16", w.safe);
+	CHECK(f.max_held <= 16);
+	CHECK_EQ(txn_stats(t)->failed, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
  * A try presumed lost that is answered after all: the answer is taken when
  * it comes before the try went again; either way the fabric reorders more
  * than allowed for, and the allowance doubles
@@ -1871,6 +1909,7 @@ int main(void)
 	RUN(test_window_floor);
 	RUN(test_window_dead_port);
 	RUN(test_window_droptail);
+	RUN(test_window_recovers);
 	RUN(test_window_spurious);
 	return unit_report();
 }
