@@ -14,7 +14,8 @@
 # Environment:
 #   SMD     smd binary (default: ./smd/smd under the repo root)
 #   DEPTH   SMPs a switch holds at once under the shim (default 4)
-#   RUNS    runs per mode (default 3): seconds are the median
+#   RUNS    runs per mode (default 3), every mode once a round: seconds
+#           are the median
 #   MODES   which runs, in order (default "lossless:adaptive
 #           lossless:fixed32 shim:adaptive shim:fixed32 shim:fixed4"); a
 #           mode is FABRIC:WINDOW, FABRIC lossless or shim, WINDOW
@@ -117,11 +118,14 @@ run_mode() {
 
 row() { printf '%-22s %8s %8s %7s %9s %10s %7s %6s %5s\n' "$@"; }
 : >"$work/table"
-for mode in $MODES; do
-	for run in $(seq 1 "$RUNS"); do
+# Round by round, every mode in each: a shared machine's load falls on all alike
+for run in $(seq 1 "$RUNS"); do
+	for mode in $MODES; do
 		echo "window_bench: $mode run $run/$RUNS" >&2
 		run_mode "$mode" "$run"
 	done
+done
+for mode in $MODES; do
 	m=${mode/:/-}
 	cat "$work/$m".*/secs | median >"$work/$m.median"
 	sweep=$(awk '{ print $4 }' "$work/$m".*/sm | grep -v -- - | median)
