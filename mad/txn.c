@@ -81,7 +81,7 @@ struct txn {
 	uint64_t seq;		/* transmissions so far */
 	uint64_t recover_seq;	/* a loss of a try sent before this is the last shrink's */
 	/* Loss by order: the latest sent try that was answered, and its round trip */
-	uint64_t rack_seq, rack_sent_us, rack_rtt_us;
+	uint64_t rack_seq, rack_rtt_us;
 	uint64_t srtt_us;
 	uint64_t reorder_us;
 	struct txn_window win;	/* counters for txn_window_get */
@@ -309,7 +309,6 @@ static void window_answered(struct txn *t, const struct txn_slot *s, uint64_t no
 		return;
 	if (s->seq > t->rack_seq) {
 		t->rack_seq = s->seq;
-		t->rack_sent_us = s->sent_us;
 		t->rack_rtt_us = rtt;
 	}
 	t->srtt_us = t->srtt_us ? t->srtt_us - t->srtt_us / 8 + rtt / 8 : rtt;
