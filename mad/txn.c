@@ -727,7 +727,7 @@ void txn_window_get(const struct txn *t, struct txn_window *w)
 	w->size = t->cwnd;
 	w->min = t->cfg.window_min;
 	w->max = t->cfg.window;
-	w->safe = t->ssthresh < t->cwnd ? t->cwnd : t->ssthresh;
+	w->safe = t->ssthresh;
 	w->rtt_us = t->srtt_us > UINT32_MAX ? UINT32_MAX : (unsigned int)t->srtt_us;
 	w->reorder_us = (unsigned int)reorder_window(t);
 }

@@ -66,7 +66,8 @@ struct txn_stats {
 struct txn_window {
 	unsigned int size;		/* SMPs it lets in flight now */
 	unsigned int min, max;		/* its floor and ceiling; equal: a fixed window */
-	unsigned int safe;		/* it grows fast up to here and probes above */
+	unsigned int safe;		/* known (before a loss: taken) to be answered without
+					 * loss: it grows back here at once, probes above */
 	uint64_t shrinks;		/* losses that shrank it */
 	uint64_t last_shrink_us;	/* txn_now_us() of the last, 0: never */
 	uint64_t presumed;		/* tries presumed lost: later ones were answered */
