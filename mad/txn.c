@@ -10,6 +10,12 @@
 #define SLOT_NONE	UINT32_MAX
 #define TID_SLOT_BITS	16
 
+enum loss {
+	LOSS_SILENT,		/* its deadline passed without a word */
+	LOSS_REPORTED,		/* the transport gave it back */
+	LOSS_PRESUMED,		/* tries sent after it were answered */
+};
+
 struct txn_slot {
 	struct smp req;
 	uint8_t wire[MAD_SIZE];
@@ -17,12 +23,19 @@ struct txn_slot {
 	void *arg;
 	uint64_t deadline;
 	uint64_t give_up;	/* reported losses are retried until then */
+	uint64_t sent_us;	/* this try's transmission */
+	uint64_t seq;		/* its place among all transmissions, from 1 */
 	uint32_t tid;		/* low 32 bits: (generation << 16) | slot */
-	uint32_t prev, next;	/* the in-flight list, oldest deadline first */
+	uint32_t prev, next;	/* in flight (oldest first) or waiting to be sent again */
 	uint16_t dlid;		/* LID-routed requests */
 	uint16_t gen;
+	uint16_t inflight;	/* tries in flight when this one went, itself included */
 	uint8_t tries;
 	uint8_t silent;		/* tries that timed out without a word */
+	uint8_t presumed;	/* tries presumed lost */
+	bool signalled;		/* one of its losses already counted against the window */
+	bool last_presumed;	/* the try before this one was presumed lost */
+	bool waiting;		/* lost, on the resend list */
 	bool busy;
 };
 
@@ -33,6 +46,10 @@ struct txn_pending {
 	void *arg;
 };
 
+struct txn_list {
+	uint32_t head, tail;
+};
+
 struct txn {
 	const struct txn_ops *ops;
 	void *ctx;
@@ -40,7 +57,9 @@ struct txn {
 	struct txn_slot *slots;
 	uint32_t *free_slots;
 	unsigned int nfree;
-	uint32_t head, tail;	/* in-flight list */
+	struct txn_list flight;	/* in flight, in the order sent: deadlines ascend */
+	struct txn_list resend;	/* lost, waiting for room in the window (adaptive) */
+	unsigned int nresend;
 	struct txn_pending *queue;	/* ring of requests waiting for a slot */
 	size_t qcap, qhead, qlen;
 	uint32_t tid_high;
@@ -50,6 +69,22 @@ struct txn {
 	void *mkey_arg;
 	struct txn_stats stats;
 	bool in_dispatch;	/* a callback must not re-enter dispatch */
+
+	/* The window (fixed unless cfg.window_min < cfg.window) */
+	bool adaptive;
+	unsigned int cwnd;	/* tries allowed in flight */
+	unsigned int ssthresh;	/* grow by one an answer up to here, probe above */
+	unsigned int probe_rounds;	/* rounds at a size before the next probe */
+	unsigned int rounds;	/* rounds completed at this size */
+	uint64_t round_end;	/* a round ends when every try sent before this is done */
+	bool limited;		/* the last fill left tries waiting for room */
+	uint64_t seq;		/* transmissions so far */
+	uint64_t recover_seq;	/* a loss of a try sent before this is the last shrink's */
+	/* Loss by order: the latest sent try that was answered, and its round trip */
+	uint64_t rack_seq, rack_rtt_us;
+	uint64_t srtt_us;
+	uint64_t reorder_us;
+	struct txn_window win;	/* counters for txn_window_get */
 };
 
 uint64_t txn_now_us(void)
@@ -65,7 +100,7 @@ int txn_new(const struct txn_ops *ops, void *ctx, const struct txn_cfg *cfg, str
 	struct txn *t;
 
 	if (!ops || !cfg || cfg->window < 1 || cfg->window > TXN_WINDOW_MAX ||
-	    cfg->timeout_ms < 1 || cfg->retries > 100)
+	    cfg->window_min > cfg->window || cfg->timeout_ms < 1 || cfg->retries > 100)
 		return -EINVAL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -79,8 +114,17 @@ int txn_new(const struct txn_ops *ops, void *ctx, const struct txn_cfg *cfg, str
 		return txn_free(t), -ENOMEM;
 	for (unsigned int i = 0; i < cfg->window; i++)
 		t->free_slots[t->nfree++] = cfg->window - 1 - i;
-	t->head = t->tail = SLOT_NONE;
+	t->flight.head = t->flight.tail = SLOT_NONE;
+	t->resend.head = t->resend.tail = SLOT_NONE;
 	t->tid_high = (uint32_t)txn_now_us() | 1;
+	t->adaptive = cfg->window_min && cfg->window_min < cfg->window;
+	if (!t->adaptive)
+		t->cfg.window_min = cfg->window;
+	/* From the floor, doubling each round trip until the first loss */
+	t->cwnd = t->cfg.window_min;
+	t->ssthresh = cfg->window;
+	t->probe_rounds = 1;
+	t->reorder_us = TXN_REORDER_MIN_US;
 	*out = t;
 	return 0;
 }
@@ -134,32 +178,38 @@ int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, v
 	return 0;
 }
 
-static void list_unlink(struct txn *t, uint32_t i)
+static void list_unlink(struct txn *t, struct txn_list *l, uint32_t i)
 {
 	struct txn_slot *s = &t->slots[i];
 
 	if (s->prev != SLOT_NONE)
 		t->slots[s->prev].next = s->next;
 	else
-		t->head = s->next;
+		l->head = s->next;
 	if (s->next != SLOT_NONE)
 		t->slots[s->next].prev = s->prev;
 	else
-		t->tail = s->prev;
+		l->tail = s->prev;
 	s->prev = s->next = SLOT_NONE;
 }
 
-static void list_append(struct txn *t, uint32_t i)
+static void list_append(struct txn *t, struct txn_list *l, uint32_t i)
 {
 	struct txn_slot *s = &t->slots[i];
 
-	s->prev = t->tail;
+	s->prev = l->tail;
 	s->next = SLOT_NONE;
-	if (t->tail != SLOT_NONE)
-		t->slots[t->tail].next = i;
+	if (l->tail != SLOT_NONE)
+		t->slots[l->tail].next = i;
 	else
-		t->head = i;
-	t->tail = i;
+		l->head = i;
+	l->tail = i;
+}
+
+/* Tries on the wire: held slots but those waiting to be sent again */
+static unsigned int in_flight(const struct txn *t)
+{
+	return t->cfg.window - t->nfree - t->nresend;
 }
 
 static void slot_transmit(struct txn *t, uint32_t i)
@@ -177,8 +227,11 @@ static void slot_transmit(struct txn *t, uint32_t i)
 	s->req.hdr.tid = ((uint64_t)t->tid_high << 32) | s->tid;
 	wire_bits_set(s->wire, 64, 64, s->req.hdr.tid);
 	s->tries++;
-	s->deadline = txn_now_us() + (uint64_t)t->cfg.timeout_ms * 1000u;
-	list_append(t, i);
+	s->sent_us = txn_now_us();
+	s->seq = ++t->seq;
+	s->deadline = s->sent_us + (uint64_t)t->cfg.timeout_ms * 1000u;
+	list_append(t, &t->flight, i);
+	s->inflight = (uint16_t)in_flight(t);
 	t->stats.sent++;
 	/* A failed send is retried like a lost one: the deadline covers it */
 	t->ops->send(t->ctx, s->wire, dr, dlid, (int)t->cfg.timeout_ms);
@@ -191,16 +244,139 @@ static void slot_complete(struct txn *t, uint32_t i, int status, const struct sm
 	txn_cb cb = s->cb;
 	void *arg = s->arg;
 
-	list_unlink(t, i);
+	if (s->waiting) {
+		list_unlink(t, &t->resend, i);
+		t->nresend--;
+		s->waiting = false;
+	} else {
+		list_unlink(t, &t->flight, i);
+	}
 	s->busy = false;
 	t->free_slots[t->nfree++] = i;
 	if (cb)
 		cb(arg, status, &req, resp);
 }
 
+/*
+ * The adaptive window. SMPs travel on VL15, which has no flow control: a
+ * switch drops what its VL15 buffers cannot hold, silently, and every SMP
+ * and its answer cross the SM's first switch. How many a fabric holds is
+ * not advertised, so the window learns it, as TCP's congestion window does:
+ *
+ * - It starts at the floor and grows by one for each answer (doubling
+ *   every round trip) up to ssthresh, the size known to be answered
+ *   without loss; above that it probes: one more after probe_rounds
+ *   rounds at a size (a round: every try sent since the last one is done,
+ *   answered or found lost, so that a size is judged only once its
+ *   losses could have been seen). A size that holds its rounds is known
+ *   good; a probe that fails doubles probe_rounds (up to
+ *   TXN_PROBE_ROUNDS_MAX), one that holds halves them: a fabric that
+ *   holds N is asked for N + 1 more and more rarely, one that held less
+ *   for a while (another SM sweeping) is soon used again. It grows only while
+ *   it limits (the last time it was filled, requests were left waiting):
+ *   answers that came while it was not full say nothing of its size.
+ * - A loss shrinks it sharply, to half, never below the floor, and makes
+ *   the known-good size less than the number of tries in flight when the
+ *   lost one went (a switch that drops the ninth holds eight), but not
+ *   below half the window (one loss may be no congestion: a dead port).
+ *   It then grows back to the known-good size at once. Losses of tries
+ *   sent before the shrink are the same event (one shrink per round
+ *   trip), and their answers do not make it grow. Only a request's first
+ *   loss counts:
+ *   a dead port, whose tries are all lost, costs one shrink, not one a
+ *   retry. A try lost with no more in flight than the floor says nothing
+ *   about the window (the floor is taken to be safe): a dead port probed
+ *   alone, random loss at low load.
+ * - Silent drops cost a timeout (smp_timeout_ms), far longer than a round
+ *   trip, so a try is presumed lost when a try sent after it has been
+ *   answered and it is still unanswered reorder_us after the time that one
+ *   took (SMPs to one destination keep their order; to different ones they
+ *   may pass each other by the difference in their latency). A presumed
+ *   loss counts and is retried like a reported one; an answer to a try
+ *   presumed lost, late, doubles reorder_us (up to a quarter of the
+ *   timeout). At most TXN_PRESUME_TRIES tries of a request are presumed
+ *   lost; later ones wait for their deadline.
+ * - Lost tries are sent again only when the window has room.
+ *
+ * A fixed window (floor = ceiling) does none of this: lost tries are sent
+ * again at once and only deadlines and reports say what is lost.
+ */
+static void window_answered(struct txn *t, const struct txn_slot *s, uint64_t now)
+{
+	uint64_t rtt = now > s->sent_us ? now - s->sent_us : 0;
+
+	if (!t->adaptive)
+		return;
+	if (s->seq > t->rack_seq) {
+		t->rack_seq = s->seq;
+		t->rack_rtt_us = rtt;
+	}
+	t->srtt_us = t->srtt_us ? t->srtt_us - t->srtt_us / 8 + rtt / 8 : rtt;
+	/* Tries sent before the last shrink went into the congestion: no growth */
+	if (!t->limited || s->seq < t->recover_seq)
+		return;
+	if (t->cwnd < t->ssthresh) {
+		if (++t->cwnd == t->ssthresh)
+			t->round_end = t->seq + 1 + t->cwnd;
+		return;
+	}
+	/* The oldest try not done yet, this one aside, ends the round or not */
+	for (uint32_t i = t->flight.head; i != SLOT_NONE; i = t->slots[i].next)
+		if (&t->slots[i] != s) {
+			if (t->slots[i].seq < t->round_end)
+				return;
+			break;
+		}
+	t->round_end = t->seq + 1 + t->cwnd;
+	if (++t->rounds < t->probe_rounds)
+		return;
+	/* This size held its rounds without a loss: it is known good; one more */
+	t->rounds = 0;
+	if (t->cwnd > t->ssthresh) {
+		/* A probe held: the fabric may hold more than it did */
+		t->ssthresh = t->cwnd;
+		if (t->probe_rounds > 1)
+			t->probe_rounds /= 2;
+	}
+	if (t->cwnd < t->cfg.window)
+		t->cwnd++;
+}
+
+static void window_lost(struct txn *t, struct txn_slot *s)
+{
+	unsigned int floor = t->cfg.window_min, cap, half = t->cwnd / 2, was = t->cwnd;
+
+	if (!t->adaptive || s->signalled || s->seq < t->recover_seq || s->inflight <= floor)
+		return;
+	s->signalled = true;
+	if (t->cwnd > t->ssthresh && t->probe_rounds < TXN_PROBE_ROUNDS_MAX)
+		t->probe_rounds *= 2;	/* a probe failed */
+	cap = s->inflight - 1u < t->cwnd - 1u ? s->inflight - 1u : t->cwnd - 1u;
+	if (cap < half)
+		cap = half;
+	t->ssthresh = cap > floor ? cap : floor;
+	t->cwnd = half > floor ? half : floor;
+	t->rounds = 0;
+	t->recover_seq = t->seq + 1;
+	t->round_end = t->seq + 1 + t->cwnd;
+	if (t->cwnd < was) {
+		t->win.shrinks++;
+		t->win.last_shrink_us = txn_now_us();
+	}
+}
+
 static void fill_window(struct txn *t)
 {
-	while (t->qlen && t->nfree) {
+	/* Lost tries first: they are the oldest requests */
+	while (t->resend.head != SLOT_NONE && in_flight(t) < t->cwnd) {
+		uint32_t i = t->resend.head;
+
+		list_unlink(t, &t->resend, i);
+		t->nresend--;
+		t->slots[i].waiting = false;
+		slot_transmit(t, i);
+	}
+	while (t->qlen && t->nfree && in_flight(t) < t->cwnd) {
 		struct txn_pending *p = &t->queue[t->qhead];
 		uint32_t i = t->free_slots[--t->nfree];
 		struct txn_slot *s = &t->slots[i];
@@ -213,6 +389,9 @@ static void fill_window(struct txn *t)
 		t->qlen--;
 		s->tries = 0;
 		s->silent = 0;
+		s->presumed = 0;
+		s->signalled = false;
+		s->last_presumed = false;
 		s->busy = true;
 		s->give_up = txn_now_us() +
 			     (uint64_t)(t->cfg.retries + 1) * t->cfg.timeout_ms * 1000u;
@@ -222,41 +401,95 @@ static void fill_window(struct txn *t)
 		if (smp_encode(&s->req, s->wire) < 0) {
 			/* Caller built an impossible SMP: fail it, never send it */
 			s->tries = 1;
-			list_append(t, i);
+			list_append(t, &t->flight, i);
 			t->stats.failed++;
 			slot_complete(t, i, -EINVAL, NULL);
 			continue;
 		}
 		slot_transmit(t, i);
 	}
+	t->limited = t->qlen || t->resend.head != SLOT_NONE;
 }
 
 /*
  * A try that timed out silently uses one of cfg.retries, however late the
  * loop noticed it (a busy machine must not cost a request its retries). A
  * loss the transport reports (ibsim at once, a kernel after its send
- * timeout) is retried at once, up to TXN_LOSS_TRIES tries, as long as the
- * request is younger than (retries + 1) timeouts: on a lossy fabric many
- * cheap retries get every SMP through, while a request's time stays bounded.
+ * timeout), or that the answers to later tries show, is retried at once
+ * (adaptive: as soon as the window has room), up to TXN_LOSS_TRIES tries,
+ * as long as the request is younger than (retries + 1) timeouts: on a
+ * lossy fabric many cheap retries get every SMP through, while a request's
+ * time stays bounded.
  */
-static void slot_expire(struct txn *t, uint32_t i, bool reported)
+static void slot_expire(struct txn *t, uint32_t i, enum loss why)
 {
 	struct txn_slot *s = &t->slots[i];
 	bool again;
 
 	t->stats.timeouts++;
-	if (reported)
-		again = txn_now_us() < s->give_up && s->tries < TXN_LOSS_TRIES;
-	else
+	window_lost(t, s);
+	if (why == LOSS_SILENT)
 		again = ++s->silent <= t->cfg.retries;
-	if (again) {
-		list_unlink(t, i);
-		t->stats.retries++;
+	else
+		again = txn_now_us() < s->give_up && s->tries < TXN_LOSS_TRIES;
+	s->last_presumed = why == LOSS_PRESUMED;
+	if (!again) {
+		t->stats.failed++;
+		slot_complete(t, i, -ETIMEDOUT, NULL);
+		return;
+	}
+	list_unlink(t, &t->flight, i);
+	t->stats.retries++;
+	if (!t->adaptive) {
 		slot_transmit(t, i);
 		return;
 	}
-	t->stats.failed++;
-	slot_complete(t, i, -ETIMEDOUT, NULL);
+	list_append(t, &t->resend, i);
+	t->nresend++;
+	s->waiting = true;
+}
+
+static uint64_t reorder_window(const struct txn *t)
+{
+	return t->srtt_us > t->reorder_us ? t->srtt_us : t->reorder_us;
+}
+
+/*
+ * The first try in flight that the answers to later ones will have shown
+ * lost at its due time: a try sent before the latest sent try that was
+ * answered, not presumed lost too often already (SLOT_NONE: none)
+ */
+static uint32_t next_presumable(const struct txn *t, uint64_t *due)
+{
+	uint64_t wait = t->rack_rtt_us + reorder_window(t);
+
+	if (!t->adaptive)
+		return SLOT_NONE;
+	for (uint32_t i = t->flight.head; i != SLOT_NONE; i = t->slots[i].next) {
+		const struct txn_slot *s = &t->slots[i];
+
+		if (s->seq >= t->rack_seq)
+			break;
+		if (s->presumed >= TXN_PRESUME_TRIES)
+			continue;
+		*due = s->sent_us + wait;
+		return i;
+	}
+	return SLOT_NONE;
+}
+
+static void presume_losses(struct txn *t, uint64_t now)
+{
+	uint64_t due;
+	uint32_t i;
+
+	/* The list is in the order sent: the first one not due ends it */
+	while ((i = next_presumable(t, &due)) != SLOT_NONE && due <= now) {
+		t->slots[i].presumed++;
+		t->stats.presumed++;
+		t->win.presumed++;
+		slot_expire(t, i, LOSS_PRESUMED);
+	}
 }
 
 static struct txn_slot *slot_lookup(struct txn *t, uint64_t tid, uint32_t *idx)
@@ -267,6 +500,31 @@ static struct txn_slot *slot_lookup(struct txn *t, uint64_t tid, uint32_t *idx)
 		return NULL;
 	*idx = i;
 	return &t->slots[i];
+}
+
+/* An answer came after its try was presumed lost: allow for more reordering */
+static void reorder_late(struct txn *t)
+{
+	t->win.spurious++;
+	if (t->reorder_us * 2 <= (uint64_t)t->cfg.timeout_ms * 250u)
+		t->reorder_us *= 2;
+}
+
+/* A late answer to the try before the current one of a request presumed lost */
+static void check_spurious(struct txn *t, const struct smp *resp)
+{
+	uint32_t low = (uint32_t)resp->hdr.tid, i = low & ((1u << TID_SLOT_BITS) - 1);
+	const struct txn_slot *s;
+
+	if (!t->adaptive || i >= t->cfg.window)
+		return;
+	s = &t->slots[i];
+	if (!s->busy || !s->last_presumed ||
+	    (uint16_t)(low >> TID_SLOT_BITS) != (uint16_t)(s->gen - 1) ||
+	    resp->hdr.mgmt_class != s->req.hdr.mgmt_class ||
+	    resp->hdr.attr_id != s->req.hdr.attr_id || resp->hdr.attr_mod != s->req.hdr.attr_mod)
+		return;
+	reorder_late(t);
 }
 
 static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const struct mad_addr *from,
@@ -283,8 +541,8 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 	}
 	if (send_status) {
 		/* The transport gave our own request back: lost on the way */
-		if (slot_lookup(t, tid, &i))
-			slot_expire(t, i, true);
+		if (slot_lookup(t, tid, &i) && !t->slots[i].waiting)
+			slot_expire(t, i, LOSS_REPORTED);
 		else
 			t->stats.unmatched++;
 		return;
@@ -312,10 +570,15 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 		return;
 	}
 	if (!slot_lookup(t, tid, &i) || smp_check_response(&t->slots[i].req, &resp) < 0) {
+		check_spurious(t, &resp);
 		t->stats.unmatched++;
 		return;
 	}
+	/* Presumed lost, and answered before it went again: take it */
+	if (t->slots[i].waiting)
+		reorder_late(t);
 	t->stats.answered++;
+	window_answered(t, &t->slots[i], txn_now_us());
 	if (resp.hdr.status) {
 		t->stats.bad_status++;
 		slot_complete(t, i, -EREMOTEIO, &resp);
@@ -349,8 +612,9 @@ int txn_dispatch(struct txn *t)
 	}
 	if (r == 0) {
 		now = txn_now_us();
-		while (t->head != SLOT_NONE && t->slots[t->head].deadline <= now)
-			slot_expire(t, t->head, false);
+		presume_losses(t, now);
+		while (t->flight.head != SLOT_NONE && t->slots[t->flight.head].deadline <= now)
+			slot_expire(t, t->flight.head, LOSS_SILENT);
 		fill_window(t);
 	}
 	t->in_dispatch = false;
@@ -359,12 +623,14 @@ int txn_dispatch(struct txn *t)
 
 int txn_next_timeout_ms(const struct txn *t)
 {
-	uint64_t now, d;
+	uint64_t now, d, due;
 
-	if (t->head == SLOT_NONE)
-		return t->qlen ? 0 : -1;
+	if (t->flight.head == SLOT_NONE)
+		return t->qlen || t->nresend ? 0 : -1;
 	now = txn_now_us();
-	d = t->slots[t->head].deadline;
+	d = t->slots[t->flight.head].deadline;
+	if (next_presumable(t, &due) != SLOT_NONE && due < d)
+		d = due;
 	return d <= now ? 0 : (int)((d - now + 999) / 1000);
 }
 
@@ -426,9 +692,10 @@ int txn_cancel_all(struct txn *t)
 			t->qhead = t->qlen = 0;
 			break;
 		}
-		while (t->head != SLOT_NONE) {
+		while (t->flight.head != SLOT_NONE || t->resend.head != SLOT_NONE) {
 			t->stats.cancelled++;
-			slot_complete(t, t->head, -ECANCELED, NULL);
+			slot_complete(t, t->flight.head != SLOT_NONE ? t->flight.head :
+				      t->resend.head, -ECANCELED, NULL);
 		}
 		for (; waiting; waiting--) {
 			struct txn_pending p = t->queue[t->qhead];
@@ -452,6 +719,17 @@ const struct txn_stats *txn_stats(const struct txn *t)
 void txn_stats_reset(struct txn *t)
 {
 	memset(&t->stats, 0, sizeof(t->stats));
+}
+
+void txn_window_get(const struct txn *t, struct txn_window *w)
+{
+	*w = t->win;
+	w->size = t->cwnd;
+	w->min = t->cfg.window_min;
+	w->max = t->cfg.window;
+	w->safe = t->ssthresh;
+	w->rtt_us = t->srtt_us > UINT32_MAX ? UINT32_MAX : (unsigned int)t->srtt_us;
+	w->reorder_us = (unsigned int)reorder_window(t);
 }
 
 static int port_ops_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t dlid,

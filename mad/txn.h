@@ -27,7 +27,13 @@ struct txn_ops {
 };
 
 struct txn_cfg {
-	unsigned int window;		/* SMPs in flight, 1..TXN_WINDOW_MAX */
+	unsigned int window;		/* SMPs in flight at most, 1..TXN_WINDOW_MAX */
+	/*
+	 * The adaptive window's floor, 1..window: the window starts there,
+	 * grows while answers come back and shrinks when SMPs are lost, never
+	 * below it (see txn.c). 0, or window itself: a fixed window.
+	 */
+	unsigned int window_min;
 	unsigned int timeout_ms;	/* per try */
 	unsigned int retries;		/* extra tries after a silent timeout */
 };
@@ -35,6 +41,12 @@ struct txn_cfg {
 #define TXN_WINDOW_MAX		4096
 /* Tries of one request whose losses the transport reports (see txn.c) */
 #define TXN_LOSS_TRIES		64
+/* Tries of one request presumed lost because later ones were answered */
+#define TXN_PRESUME_TRIES	3
+/* The adaptive window probes above its known-good size every 1..this rounds */
+#define TXN_PROBE_ROUNDS_MAX	1024
+/* An answer may come this much later than one sent after it (at first) */
+#define TXN_REORDER_MIN_US	1000
 
 struct txn_stats {
 	uint64_t sent;		/* every transmission, retries included */
@@ -47,6 +59,21 @@ struct txn_stats {
 	uint64_t unmatched;	/* responses with no outstanding request (late, wrong TID) */
 	uint64_t unsolicited;	/* requests and traps passed to the handler */
 	uint64_t cancelled;	/* requests failed by txn_cancel_all() */
+	uint64_t presumed;	/* tries presumed lost (in timeouts too): later ones answered */
+};
+
+/* The adaptive window, for operators (txn_window_get); kept over txn_stats_reset() */
+struct txn_window {
+	unsigned int size;		/* SMPs it lets in flight now */
+	unsigned int min, max;		/* its floor and ceiling; equal: a fixed window */
+	unsigned int safe;		/* known (before a loss: taken) to be answered without
+					 * loss: it grows back here at once, probes above */
+	uint64_t shrinks;		/* losses that shrank it */
+	uint64_t last_shrink_us;	/* txn_now_us() of the last, 0: never */
+	uint64_t presumed;		/* tries presumed lost: later ones were answered */
+	uint64_t spurious;		/* ... that were answered after all */
+	unsigned int rtt_us;		/* smoothed round trip of answered tries */
+	unsigned int reorder_us;	/* how late an answer may come before it is presumed lost */
 };
 
 /*
@@ -110,6 +137,7 @@ int txn_drain(struct txn *t, size_t max);
 #define TXN_CANCEL_ROUNDS	8
 int txn_cancel_all(struct txn *t);
 const struct txn_stats *txn_stats(const struct txn *t);
+void txn_window_get(const struct txn *t, struct txn_window *w);
 void txn_stats_reset(struct txn *t);
 uint64_t txn_now_us(void);
 

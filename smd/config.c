@@ -24,6 +24,8 @@ void config_defaults(struct smd_config *c)
 	snprintf(c->db, sizeof(c->db), "/var/lib/smd/smd.db");
 	/* Measured under ibsim (tests/bench): throughput is flat from 16 up */
 	c->max_outstanding_smps = 32;
+	/* OpenSM's max_wire_smps: what real fabrics are known to hold */
+	c->min_outstanding_smps = 4;
 	c->smp_timeout_ms = 200;
 	c->smp_retries = 3;
 	c->lmc = 0;
@@ -575,6 +577,7 @@ static const struct config_key keys[] = {
 	{ "port", key_port, print_quoted, FIELD(port), 0, 0, NULL, CONFIG_RESTART, NULL },
 	{ "db", key_path, print_quoted, FIELD(db), 0, 0, NULL, CONFIG_RESTART, NULL },
 	UINT(max_outstanding_smps, 1, 4096, CONFIG_RESTART),
+	UINT(min_outstanding_smps, 1, 4096, CONFIG_RESTART),
 	UINT(smp_timeout_ms, 1, 60000, CONFIG_RESTART),
 	UINT(smp_retries, 0, 100, CONFIG_RESTART),
 	UINT(lmc, 0, 7, CONFIG_LIVE),

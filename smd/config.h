@@ -32,6 +32,7 @@ struct smd_config {
 	char port[128];			/* "" = first port with link up */
 	char db[PATH_MAX];
 	unsigned int max_outstanding_smps;
+	unsigned int min_outstanding_smps;	/* the adaptive window's floor */
 	unsigned int smp_timeout_ms;
 	unsigned int smp_retries;
 	unsigned int lmc;

@@ -290,7 +290,7 @@ int main(int argc, char **argv)
 	bool once = false, check = false;
 	int verbose = 0, c, r, rc = EXIT_FAILURE;
 	struct smd smd = { 0 };
-	struct txn_cfg tc;
+	struct txn_cfg tc = { 0 };
 	char err[512];
 
 	log_init("smd", LOG_LVL_INFO);
@@ -410,6 +410,13 @@ int main(int argc, char **argv)
 		 pa->port_guid);
 	cap = open_capture(&smd);
 	tc.window = smd.cfg.max_outstanding_smps;
+	/* A floor above the ceiling is the ceiling: a fixed window */
+	tc.window_min = smd.cfg.min_outstanding_smps < tc.window ? smd.cfg.min_outstanding_smps :
+			tc.window;
+	if (smd.cfg.min_outstanding_smps > tc.window)
+		log_warn("min_outstanding_smps %u is above max_outstanding_smps %u: the SMP "
+			 "window is fixed at %u", smd.cfg.min_outstanding_smps, tc.window,
+			 tc.window);
 	tc.timeout_ms = smd.cfg.smp_timeout_ms;
 	tc.retries = smd.cfg.smp_retries;
 	r = txn_new(&txn_port_ops, smd.port, &tc, &smd.txn);

@@ -226,6 +226,12 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->smps_timed_out = st->smps_timed_out;
 	s->smps_lost = st->smps_lost;
 	s->smps_all = smd->smps_base + (smd->txn ? txn_stats(smd->txn)->sent : 0);
+	if (smd->txn) {
+		s->has_window = true;
+		txn_window_get(smd->txn, &s->window);
+		if (s->window.shrinks)
+			s->window_shrink_ago_s = (txn_now_us() - s->window.last_shrink_us) / 1000000u;
+	}
 	s->traps = st->traps;
 	fill_traps(smd, s);
 	s->resweep_pending = smd->resweep ? (smd->resweep_heavy ? "heavy" : "yes") : "no";

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "mad/txn.h"
 #include "smd/sweep.h"
 #include "topo/plan.h"
 #include "util/log.h"
@@ -161,6 +162,9 @@ struct status_snapshot {
 
 	uint64_t smps_sent, smps_timed_out, smps_lost;
 	uint64_t smps_all;		/* every SMP sent since start: sweeps, SA, polls */
+	bool has_window;		/* window below: the SMP window (mad/txn.h) */
+	struct txn_window window;
+	uint64_t window_shrink_ago_s;	/* since its last shrink, when it shrank */
 	uint64_t traps;
 	bool has_traps;
 	uint64_t trap_swept, trap_held_back, trap_reported, trap_ignored, trap_unknown,

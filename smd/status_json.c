@@ -229,6 +229,32 @@ static void json_sweeps(const struct status_snapshot *s, struct json *j)
 	json_obj_end(j);
 }
 
+static void json_window(const struct status_snapshot *s, struct json *j)
+{
+	const struct txn_window *w = &s->window;
+
+	if (!s->has_window) {
+		json_null(j, "smp_window");
+		return;
+	}
+	json_obj_begin(j, "smp_window");
+	json_u64(j, "size", w->size);
+	json_u64(j, "min", w->min);
+	json_u64(j, "max", w->max);
+	json_bool(j, "fixed", w->min == w->max);
+	json_u64(j, "known_good", w->safe);
+	json_u64(j, "shrinks", w->shrinks);
+	if (w->shrinks)
+		json_u64(j, "last_shrink_ago", s->window_shrink_ago_s);
+	else
+		json_null(j, "last_shrink_ago");
+	json_u64(j, "presumed_lost", w->presumed);
+	json_u64(j, "answered_late", w->spurious);
+	json_u64(j, "rtt_us", w->rtt_us);
+	json_u64(j, "reorder_us", w->reorder_us);
+	json_obj_end(j);
+}
+
 static void json_traps(const struct status_snapshot *s, struct json *j)
 {
 	json_u64(j, "traps", s->traps);
@@ -304,6 +330,7 @@ void status_json(const struct status_snapshot *s, struct json *j)
 	json_sweeps(s, j);
 	status_json_smps(j, "smps", s->smps_sent, s->smps_timed_out, s->smps_lost);
 	json_u64(j, "smps_all", s->smps_all);
+	json_window(s, j);
 	json_traps(s, j);
 	json_str(j, "resweep_pending", s->resweep_pending);
 	json_u64(j, "problems", s->problems);

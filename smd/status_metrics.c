@@ -113,6 +113,16 @@ static void metrics_mads(const struct status_snapshot *s, struct metrics *m)
 		"SMPs of heavy sweeps left unanswered after every retry", s->smps_lost);
 	counter(m, "smd_smps_all_total",
 		"Every SMP smd sent since it started: sweeps, the SA's own, SM polls", s->smps_all);
+	if (s->has_window) {
+		gauge(m, "smd_smp_window", "SMPs the adaptive window lets in flight now",
+		      s->window.size);
+		counter(m, "smd_smp_window_shrinks_total",
+			"Losses that shrank the SMP window (a fabric that sheds SMPs)",
+			s->window.shrinks);
+		counter(m, "smd_smps_presumed_lost_total",
+			"SMP tries presumed lost because later ones were answered",
+			s->window.presumed);
+	}
 	counter(m, "smd_traps_total", "Traps (notices) received from the fabric", s->traps);
 	/*
 	 * SA requests: separate counters, not one family with an outcome

@@ -237,6 +237,29 @@ static void text_sweeps(const struct status_snapshot *s, status_emit emit, void 
 	     " unanswered\n", l->smps, l->timeouts, l->failed);
 }
 
+/* The adaptive SMP window (mad/txn.c): its size now, what shrank it */
+static void text_window(const struct status_snapshot *s, status_emit emit, void *ctx)
+{
+	const struct txn_window *w = &s->window;
+
+	if (!s->has_window)
+		return;
+	if (w->min == w->max) {
+		emit(ctx, "smp_window: %u (fixed)\n", w->size);
+		return;
+	}
+	emit(ctx, "smp_window: %u (floor %u, ceiling %u, known good %u; round trip %.2f ms, "
+	     "reorder allowance %.2f ms)\n", w->size, w->min, w->max, w->safe, w->rtt_us / 1e3,
+	     w->reorder_us / 1e3);
+	if (w->shrinks)
+		emit(ctx, "smp_window_shrinks: %" PRIu64 ", the last %" PRIu64 " s ago\n",
+		     w->shrinks, s->window_shrink_ago_s);
+	else
+		emit(ctx, "smp_window_shrinks: 0\n");
+	emit(ctx, "smp_presumed_lost: %" PRIu64 " (%" PRIu64 " of them answered after all)\n",
+	     w->presumed, w->spurious);
+}
+
 static void text_traps(const struct status_snapshot *s, status_emit emit, void *ctx)
 {
 	char buf[LOG_RECORD_LEN];
@@ -293,6 +316,7 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx)
 	emit(ctx, "smps: %" PRIu64 " sent, %" PRIu64 " timed out, %" PRIu64 " unanswered\n",
 	     s->smps_sent, s->smps_timed_out, s->smps_lost);
 	emit(ctx, "smps_all: %" PRIu64 " sent since start (sweeps, SA, SM polls)\n", s->smps_all);
+	text_window(s, emit, ctx);
 	text_traps(s, emit, ctx);
 	emit(ctx, "resweep_pending: %s\n", s->resweep_pending);
 	if (s->last && !s->last_failed) {

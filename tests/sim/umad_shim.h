@@ -11,6 +11,12 @@
  *	a MAD the SM reads, which the hook may change
  *
  * (mad: the MAD after the ib_user_mad header; len: its bytes, at least 1).
+ * A shim that defines UMAD_SHIM_DROP before including this also defines
+ *
+ *   static bool shim_drop(const uint8_t *mad, size_t len);
+ *	asked after shim_sent(): true discards the MAD, and write() says it
+ *	went (an HCA cannot tell either when a switch drops what it sent)
+ *
  * Include it once per shim, first in its .c. A shim goes before libumad2sim.so in
  * LD_PRELOAD: both wrap these calls, and umad2sim never passes them on.
  */
@@ -43,6 +49,10 @@
 
 static void shim_sent(const uint8_t *mad, size_t len);
 static void shim_received(uint8_t *mad, size_t len);
+#ifdef UMAD_SHIM_DROP
+#include <stdbool.h>
+static bool shim_drop(const uint8_t *mad, size_t len);
+#endif
 
 static inline uint16_t get16(const uint8_t *p)
 {
@@ -93,8 +103,13 @@ ssize_t write(int fd, const void *buf, size_t count)
 {
 	if (!real_write)
 		real_write = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
-	if (is_umad_fd(fd) && count > UMAD_HDR)
+	if (is_umad_fd(fd) && count > UMAD_HDR) {
 		shim_sent((const uint8_t *)buf + UMAD_HDR, count - UMAD_HDR);
+#ifdef UMAD_SHIM_DROP
+		if (shim_drop((const uint8_t *)buf + UMAD_HDR, count - UMAD_HDR))
+			return (ssize_t)count;
+#endif
+	}
 	return real_write(fd, buf, count);
 }
 

@@ -139,6 +139,11 @@ static void make_snapshot(struct status_snapshot *s, bool standby)
 	s->last = &sweep;
 	s->last_result = "NOT up";
 	s->has_traps = true;
+	s->has_window = true;
+	s->window.size = 16;
+	s->window.min = 4;
+	s->window.max = 32;
+	s->window.shrinks = 2;
 	s->nflooders = 1;
 	s->flooders[0].lid = 7;
 	s->flooders[0].node = "host-0007";

@@ -6,6 +6,7 @@
  * callbacks that submit more work. Nothing here asserts on elapsed time.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,7 +19,7 @@
 
 /* ---- the fake transport ---- */
 
-#define FAKE_MAX_SENT	4096
+#define FAKE_MAX_SENT	16384
 #define FAKE_MAX_RX	256
 
 struct sent_mad {
@@ -33,12 +34,14 @@ struct rx_mad {
 	size_t len;
 	int send_status;
 	struct mad_addr from;
+	bool held;		/* FAKE_SWITCH: holds a place in the switch until read */
 };
 
 enum fake_mode {
 	FAKE_SILENT,		/* record only; the test answers */
 	FAKE_ANSWER,		/* answer every request at once */
 	FAKE_SLOW,		/* as SILENT, each send then stalls for slow_ms */
+	FAKE_SWITCH,		/* a switch that holds `hold` SMPs: answers, drops the rest */
 };
 
 struct fake {
@@ -53,6 +56,9 @@ struct fake {
 	unsigned int max_outstanding;	/* seen at any send */
 	int recv_calls;
 	unsigned int slow_ms;
+	unsigned int hold, held, max_held;	/* FAKE_SWITCH */
+	size_t dropped;
+	unsigned int min_window, max_window;	/* the adaptive window seen at sends */
 };
 
 static void fake_init(struct fake *f, enum fake_mode mode)
@@ -135,12 +141,31 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t d
 	s->answered = false;
 	if (f->t) {
 		unsigned int o = txn_outstanding(f->t);
+		struct txn_window w;
 
 		if (o > f->max_outstanding)
 			f->max_outstanding = o;
+		txn_window_get(f->t, &w);
+		if (!f->min_window || w.size < f->min_window)
+			f->min_window = w.size;
+		if (w.size > f->max_window)
+			f->max_window = w.size;
 	}
 	if (f->mode == FAKE_ANSWER)
 		fake_answer(f, f->nsent - 1, 0);
+	if (f->mode == FAKE_SWITCH) {
+		/* VL15 has no flow control: what does not fit vanishes */
+		if (f->held >= f->hold) {
+			f->dropped++;
+			s->answered = true;
+			return 0;
+		}
+		f->held++;
+		if (f->held > f->max_held)
+			f->max_held = f->held;
+		fake_answer(f, f->nsent - 1, 0);
+		f->rx[(f->rx_head + f->rx_len - 1) % FAKE_MAX_RX].held = true;
+	}
 	if (f->mode == FAKE_SLOW)
 		usleep(f->slow_ms * 1000u);
 	return 0;
@@ -163,6 +188,8 @@ static int fake_recv(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_a
 	m = &f->rx[f->rx_head];
 	f->rx_head = (f->rx_head + 1) % FAKE_MAX_RX;
 	f->rx_len--;
+	if (m->held)
+		f->held--;
 	memcpy(mad, m->mad, MAD_SIZE);
 	*len = m->len;
 	*from = m->from;
@@ -198,7 +225,7 @@ static uint32_t sent_attr_mod(const struct fake *f, size_t idx)
 
 /* ---- completions ---- */
 
-#define MAX_REQ 1024
+#define MAX_REQ 2048
 
 struct result {
 	int calls;
@@ -268,10 +295,11 @@ static int submit(struct txn *t, struct results *res, unsigned int id, uint16_t 
 	return txn_submit(t, &s, 0, on_done, &args[id]);
 }
 
-static struct txn *new_txn(struct fake *f, unsigned int window, unsigned int timeout_ms,
-			   unsigned int retries)
+static struct txn *new_txn_min(struct fake *f, unsigned int window, unsigned int window_min,
+			       unsigned int timeout_ms, unsigned int retries)
 {
-	struct txn_cfg cfg = { .window = window, .timeout_ms = timeout_ms, .retries = retries };
+	struct txn_cfg cfg = { .window = window, .window_min = window_min,
+			       .timeout_ms = timeout_ms, .retries = retries };
 	struct txn *t = NULL;
 
 	if (txn_new(&fake_ops, f, &cfg, &t) < 0 || !t)
@@ -279,6 +307,12 @@ static struct txn *new_txn(struct fake *f, unsigned int window, unsigned int tim
 	f->t = t;
 	f->window = window;
 	return t;
+}
+
+static struct txn *new_txn(struct fake *f, unsigned int window, unsigned int timeout_ms,
+			   unsigned int retries)
+{
+	return new_txn_min(f, window, 0, timeout_ms, retries);
 }
 
 /* Wait for the fd or the next deadline, then dispatch */
@@ -306,6 +340,9 @@ static void test_new_rejects(void)
 	cfg.window = TXN_WINDOW_MAX + 1;
 	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
 	cfg.window = 8;
+	cfg.window_min = 9;
+	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
+	cfg.window_min = 0;
 	cfg.timeout_ms = 0;
 	CHECK_EQ(txn_new(&fake_ops, &f, &cfg, &t), -EINVAL);
 	cfg.timeout_ms = 100;
@@ -1275,6 +1312,602 @@ static void test_mkey(void)
 	fake_fini(&f);
 }
 
+/* ---- the adaptive window ---- */
+
+static struct txn_window window_of(const struct txn *t)
+{
+	struct txn_window w;
+
+	txn_window_get(t, &w);
+	return w;
+}
+
+/* Answer every try in flight, oldest first, then dispatch once */
+static void answer_all(struct txn *t, struct fake *f)
+{
+	for (size_t i = 0; i < f->nsent; i++)
+		if (!f->sent[i].answered)
+			fake_answer(f, i, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+}
+
+/* Where the try of request id went last, or SIZE_MAX */
+static size_t last_try(const struct fake *f, unsigned int id)
+{
+	size_t at = SIZE_MAX;
+
+	for (size_t i = 0; i < f->nsent; i++)
+		if (sent_attr_mod(f, i) == id)
+			at = i;
+	return at;
+}
+
+/* From the floor it doubles each round trip while answers come, up to the ceiling */
+static void test_window_grow(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	size_t before;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 4, 60000, 3);
+	CHECK_EQ(window_of(t).size, 4);
+	CHECK_EQ(window_of(t).min, 4);
+	CHECK_EQ(window_of(t).max, 32);
+	for (unsigned int i = 0; i < 300; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 4);
+	CHECK_EQ(txn_outstanding(t), 4);
+	/* Each answer while the window is full lets one more go */
+	for (unsigned int want = 8; want <= 32; want *= 2) {
+		before = f.nsent;
+		answer_all(t, &f);
+		CHECK_EQ(window_of(t).size, want);
+		CHECK_EQ(f.nsent - before, want);
+		CHECK_EQ(txn_outstanding(t), want);
+	}
+	/* Never above the ceiling however many answers come */
+	for (int round = 0; round < 4; round++) {
+		answer_all(t, &f);
+		CHECK_EQ(window_of(t).size, 32);
+		CHECK(txn_outstanding(t) <= 32);
+	}
+	CHECK_EQ(window_of(t).shrinks, 0);
+	CHECK(f.max_outstanding <= 32);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+
+	/* Answers that come while the window is not full say nothing of its size */
+	memset(&res, 0, sizeof(res));
+	f.nsent = 0;
+	t = new_txn_min(&f, 32, 4, 60000, 3);
+	for (unsigned int round = 0; round < 20; round++) {
+		submit(t, &res, round, SMP_ATTR_NODE_INFO);
+		submit(t, &res, 100 + round, SMP_ATTR_NODE_INFO);
+		CHECK_EQ(txn_dispatch(t), 0);
+		answer_all(t, &f);
+	}
+	CHECK_EQ(res.completed, 40);
+	CHECK_EQ(window_of(t).size, 4);
+	txn_free(t);
+
+	/* A fixed window: all of it at once, and it stays */
+	memset(&res, 0, sizeof(res));
+	f.nsent = 0;
+	t = new_txn_min(&f, 8, 8, 60000, 3);
+	for (unsigned int i = 0; i < 20; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 8);
+	CHECK_EQ(window_of(t).size, 8);
+	CHECK_EQ(window_of(t).min, 8);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* A lossless fabric: the window reaches the ceiling and stays there */
+static void test_window_lossless(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_ANSWER);
+	t = new_txn_min(&f, 64, 2, 60000, 3);
+	for (unsigned int i = 0; i < MAX_REQ; i++)
+		submit(t, &res, i, SMP_ATTR_PORT_INFO);
+	CHECK_EQ(txn_run(t), 0);
+	CHECK_EQ(res.completed, MAX_REQ);
+	CHECK_EQ(res.mismatched, 0);
+	CHECK_EQ(f.nsent, MAX_REQ);
+	CHECK_EQ(window_of(t).size, 64);
+	CHECK_EQ(f.max_outstanding, 64);
+	CHECK_EQ(f.max_window, 64);
+	CHECK_EQ(window_of(t).shrinks, 0);
+	CHECK_EQ(txn_stats(t)->timeouts, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* A loss presumed, or a deadline passed instead (its timeout counted past n) */
+static bool presumed_or_timeout(const struct txn *t, uint64_t n)
+{
+	return txn_stats(t)->presumed > 0 || txn_stats(t)->timeouts > n;
+}
+
+/*
+ * Step until pred holds (each step waits for the next deadline); false after
+ * 2000. The tests that wait for a presumed loss (due a millisecond or so
+ * after the answers that show it) give their tries a 5 s timeout, so that
+ * they fail in seconds, not minutes, when nothing is presumed.
+ */
+#define STEP_UNTIL(t, f, pred) ({						\
+	int _n = 0;								\
+	while (!(pred) && _n++ < 2000)						\
+		step(t, f);							\
+	(pred);									\
+})
+
+/*
+ * Silence: every try in flight times out. One shrink for all of them, to
+ * half, and the lost tries go again only as the window has room; silence
+ * again halves it again, down to the floor and no further.
+ */
+static void test_window_shrink_timeout(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	size_t before;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 4, 20, 10);
+	for (unsigned int i = 0; i < 100; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	for (int round = 0; round < 3; round++)
+		answer_all(t, &f);
+	CHECK_EQ(window_of(t).size, 32);
+	CHECK_EQ(txn_outstanding(t), 32);
+	before = f.nsent;
+	/* Nothing answered: the 32 expire, and half as many go again */
+	CHECK(STEP_UNTIL(t, &f, f.nsent > before));
+	CHECK_EQ(window_of(t).size, 16);
+	CHECK_EQ(window_of(t).safe, 16);
+	CHECK_EQ(window_of(t).shrinks, 1);
+	CHECK(window_of(t).last_shrink_us > 0);
+	CHECK_EQ(f.nsent - before, 16);
+	CHECK_EQ(txn_stats(t)->timeouts, 32);
+	CHECK_EQ(txn_stats(t)->retries, 32);
+	/* The tries sent again are the oldest lost ones */
+	for (size_t i = before; i < f.nsent; i++)
+		CHECK_EQ(sent_attr_mod(&f, i), 28 + (i - before));
+	/* Still silence: 8, then the floor, where it stays */
+	for (unsigned int want = 8; want >= 4; want /= 2) {
+		before = f.nsent;
+		CHECK(STEP_UNTIL(t, &f, f.nsent > before));
+		CHECK_EQ(window_of(t).size, want);
+		CHECK_EQ(f.nsent - before, want);
+	}
+	for (int round = 0; round < 3; round++) {
+		before = f.nsent;
+		CHECK(STEP_UNTIL(t, &f, f.nsent > before));
+		CHECK_EQ(window_of(t).size, 4);
+		CHECK_EQ(f.nsent - before, 4);
+	}
+	CHECK_EQ(window_of(t).shrinks, 3);
+	/* Everything completes after all */
+	while (res.completed < 100 && STEP_UNTIL(t, &f, unanswered(&f) > 0))
+		answer_all(t, &f);
+	CHECK_EQ(res.completed, 100);
+	for (unsigned int i = 0; i < 100; i++)
+		CHECK_EQ(res.r[i].status, 0);
+	CHECK(f.max_outstanding <= 32);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
+ * A loss the transport reports, and one the answers to later tries show:
+ * half the window, and the size known good below the tries in flight
+ * when the lost one went (but not below half: one loss may be no
+ * congestion at all)
+ */
+static void test_window_shrink_loss(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	size_t lost, before;
+	unsigned int w0;
+	uint64_t timeouts0;
+	uint32_t tid;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 4, 5000, 3);
+	for (unsigned int i = 0; i < 400; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	for (int round = 0; round < 3; round++)
+		answer_all(t, &f);
+	CHECK_EQ(window_of(t).size, 32);
+	/* The burst after the last round went out with 1..32 in flight: the 21st */
+	lost = f.nsent - 32 + 20;
+	fake_push(&f, f.sent[lost].mad, MAD_SIZE, 110);
+	f.sent[lost].answered = true;
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(window_of(t).size, 16);
+	CHECK_EQ(window_of(t).safe, 20);
+	CHECK_EQ(window_of(t).shrinks, 1);
+	CHECK_EQ(txn_stats(t)->timeouts, 1);
+	/* 31 in flight and the window of 16: the lost one waits, nothing goes */
+	CHECK_EQ(f.nsent, lost + 12);
+	CHECK_EQ(txn_outstanding(t), 32);
+	/* A loss of a try sent before the shrink is the same event */
+	fake_push(&f, f.sent[lost + 1].mad, MAD_SIZE, 110);
+	f.sent[lost + 1].answered = true;
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(window_of(t).size, 16);
+	CHECK_EQ(window_of(t).shrinks, 1);
+	/* As answers come, the lost ones go again first */
+	before = f.nsent;
+	for (size_t i = 0; i < before && f.nsent == before; i++)
+		if (!f.sent[i].answered) {
+			fake_answer(&f, i, 0);
+			CHECK_EQ(txn_dispatch(t), 0);
+		}
+	/* 15 of the 30 answered (no growth: they went before the shrink), one went again */
+	CHECK_EQ(f.nsent, before + 1);
+	CHECK_EQ(window_of(t).size, 16);
+	CHECK_EQ(txn_outstanding(t), 17);	/* 16 in flight, one waiting */
+	CHECK_EQ(sent_attr_mod(&f, before), sent_attr_mod(&f, lost));
+	answer_all(t, &f);
+	answer_all(t, &f);
+	CHECK_EQ(txn_stats(t)->timeouts, 2);
+	/* Back up to the size known good at once */
+	CHECK(window_of(t).size >= 20);
+
+	/*
+	 * Loss by order: answer every try in flight but the 10th of the last
+	 * burst (it went with 10 in flight); it is presumed lost and sent again
+	 * without waiting for its minute
+	 */
+	w0 = window_of(t).size;
+	CHECK_EQ(txn_outstanding(t), w0);
+	before = f.nsent;
+	lost = before - w0 + 9;
+	tid = sent_tid(&f, lost);
+	for (size_t i = before - w0; i < before; i++)
+		if (i != lost)
+			fake_answer(&f, i, 0);
+	f.sent[lost].answered = true;	/* it never will be */
+	CHECK_EQ(txn_dispatch(t), 0);
+	timeouts0 = txn_stats(t)->timeouts;
+	CHECK(STEP_UNTIL(t, &f, presumed_or_timeout(t, timeouts0)));
+	CHECK_EQ(txn_stats(t)->presumed, 1);
+	CHECK_EQ(txn_stats(t)->timeouts, 3);
+	CHECK_EQ(window_of(t).shrinks, 2);
+	/* Half, and 9 (what went before it) were it more than half */
+	CHECK_EQ(window_of(t).size, w0 / 2);
+	CHECK_EQ(window_of(t).safe, w0 / 2 > 9 ? w0 / 2 : 9);
+	/* It goes again once the tries in flight leave it room */
+	CHECK_EQ(last_try(&f, sent_attr_mod(&f, lost)), lost);
+	answer_all(t, &f);
+	CHECK(last_try(&f, sent_attr_mod(&f, lost)) > lost);
+	CHECK(sent_tid(&f, last_try(&f, sent_attr_mod(&f, lost))) != tid);
+	/* Its answer completes it */
+	fake_answer(&f, last_try(&f, sent_attr_mod(&f, lost)), 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[sent_attr_mod(&f, lost)].status, 0);
+	CHECK_EQ(res.r[sent_attr_mod(&f, lost)].calls, 1);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
+ * The floor: loss after loss never takes it lower, and a try lost with no
+ * more than the floor in flight does not shrink it (a dead port asked
+ * alone, random loss at low load)
+ */
+static void test_window_floor(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	size_t lost;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 3, 60000, 3);
+	for (unsigned int i = 0; i < 800; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	for (int round = 0; round < 4; round++)
+		answer_all(t, &f);
+	CHECK_EQ(window_of(t).size, 32);
+	for (int event = 0; event < 8; event++) {
+		unsigned int was;
+
+		/*
+		 * Every try answered, a new burst goes out with 1, 2, ... in
+		 * flight: the 4th is lost. A switch that holds 3: half the
+		 * window each time, down to the floor and no further.
+		 */
+		answer_all(t, &f);
+		was = window_of(t).size;
+		CHECK_EQ(txn_outstanding(t), was);
+		if (was < 4)
+			continue;
+		lost = f.nsent - was + 3;
+		fake_push(&f, f.sent[lost].mad, MAD_SIZE, 110);
+		f.sent[lost].answered = true;
+		CHECK_EQ(txn_dispatch(t), 0);
+		CHECK_EQ(window_of(t).size, was / 2 > 3 ? was / 2 : 3);
+	}
+	CHECK_EQ(window_of(t).size, 3);
+	CHECK_EQ(f.min_window, 3);
+	/* 32, 16, 8, 4, 3; then probes to 4 that fail */
+	CHECK(window_of(t).shrinks >= 4);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+
+	/* Lost with 1..floor in flight: no shrink at all */
+	memset(&res, 0, sizeof(res));
+	f.nsent = 0;
+	t = new_txn_min(&f, 32, 4, 60000, 3);
+	for (unsigned int i = 0; i < 4; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 4);
+	for (size_t i = 0; i < 4; i++) {
+		fake_push(&f, f.sent[i].mad, MAD_SIZE, 110);
+		f.sent[i].answered = true;
+	}
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(txn_stats(t)->timeouts, 4);
+	CHECK_EQ(window_of(t).shrinks, 0);
+	CHECK_EQ(window_of(t).safe, 32);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
+ * A dead port: every try of one request is lost (reported at once, as
+ * ibsim does). It shrinks the window once, not once a try, and the
+ * window is back at the ceiling after the next answers.
+ */
+static void test_window_dead_port(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	unsigned int dead = 40;
+	int guard = 0;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 4, 60000, 3);
+	for (unsigned int i = 0; i < 2000; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	while (res.completed < 2000 && guard++ < 5000) {
+		for (size_t i = 0; i < f.nsent; i++) {
+			if (f.sent[i].answered)
+				continue;
+			if (sent_attr_mod(&f, i) == dead) {
+				fake_push(&f, f.sent[i].mad, MAD_SIZE, 110);
+				f.sent[i].answered = true;
+			} else {
+				fake_answer(&f, i, 0);
+			}
+		}
+		CHECK_EQ(txn_dispatch(t), 0);
+	}
+	CHECK_EQ(res.completed, 2000);
+	CHECK_EQ(res.r[dead].status, -ETIMEDOUT);
+	CHECK_EQ(txn_stats(t)->failed, 1);
+	CHECK_EQ(txn_stats(t)->timeouts, TXN_LOSS_TRIES);
+	CHECK_EQ(window_of(t).shrinks, 1);
+	CHECK_EQ(window_of(t).size, 32);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
+ * A switch that holds 8 SMPs and drops the rest without a word (the
+ * simulator's vl15_shim.c in small): every request is answered, the
+ * window settles near what the switch holds and asks for more only more
+ * and more rarely, so that few SMPs are lost. A fixed window of 32 loses
+ * three quarters of what it sends here.
+ */
+static void test_window_droptail(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	struct txn_window w;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SWITCH);
+	f.hold = 8;
+	t = new_txn_min(&f, 32, 2, 500, 3);
+	for (unsigned int round = 0; round < 8; round++) {
+		memset(&res, 0, sizeof(res));
+		for (unsigned int i = 0; i < 1024; i++)
+			submit(t, &res, i, SMP_ATTR_NODE_INFO);
+		CHECK_EQ(txn_run(t), 0);
+		CHECK_EQ(res.completed, 1024);
+		for (unsigned int i = 0; i < 1024; i++)
+			CHECK_EQ(res.r[i].status, 0);
+	}
+	w = window_of(t);
+	fprintf(stderr, "  switch holding 8: %zu sent, %zu dropped, window %u (safe %u, "
+		"%" PRIu64 " shrinks, %" PRIu64 " presumed lost)\n", f.nsent, f.dropped,
+		w.size, w.safe, w.shrinks, txn_stats(t)->presumed);
+	CHECK_EQ(f.max_held, 8);
+	CHECK(f.max_window <= 32);
+	CHECK(f.min_window >= 2);
+	/* What the switch dropped is what the window sent past it: under 2% */
+	CHECK_MSG(f.dropped * 50 < f.nsent, "%zu dropped of %zu sent", f.dropped, f.nsent);
+	CHECK(w.safe >= 4 && w.safe <= 9);
+	CHECK_EQ(txn_stats(t)->failed, 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/* Keep at least 64 requests waiting, so that the window always limits */
+static void top_up(struct txn *t, struct results *res, unsigned int *next)
+{
+	while (txn_queued(t) < 64) {
+		submit(t, res, *next % MAX_REQ, SMP_ATTR_NODE_INFO);
+		(*next)++;
+	}
+}
+
+/*
+ * A fabric that held 4 for a while (another SM sweeping, say) and holds
+ * more again: the window, which learnt to ask for more only rarely, is
+ * soon back up, as each probe that holds halves the wait before the next.
+ * Rounds are driven by hand (every try in flight answered at once, a loss
+ * reported at once), so that what happens does not depend on the clock.
+ */
+static void test_window_recovers(void)
+{
+	static struct results res;
+	unsigned int next = 0, rounds, probes_failed = 0;
+	struct fake f;
+	struct txn *t;
+	size_t lost;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 2, 60000, 3);
+	top_up(t, &res, &next);
+	CHECK_EQ(txn_dispatch(t), 0);
+	/* Holding 4: the fifth try of every burst is lost, down to 4 and probes failing */
+	for (rounds = 0; rounds < 400 && probes_failed < 6; rounds++) {
+		unsigned int size, safe;
+
+		top_up(t, &res, &next);
+		answer_all(t, &f);
+		size = window_of(t).size;
+		safe = window_of(t).safe;
+		if (size < 5)
+			continue;
+		lost = f.nsent - size + 4;
+		fake_push(&f, f.sent[lost].mad, MAD_SIZE, 110);
+		f.sent[lost].answered = true;
+		CHECK_EQ(txn_dispatch(t), 0);
+		probes_failed += size == safe + 1 && safe == 4;
+	}
+	CHECK_EQ(probes_failed, 6);
+	CHECK_EQ(window_of(t).safe, 4);
+	/* Holding more: every try answered; each probe that holds shortens the wait */
+	for (rounds = 0; rounds < 1000 && window_of(t).safe < 12; rounds++) {
+		top_up(t, &res, &next);
+		answer_all(t, &f);
+	}
+	fprintf(stderr, "  a fabric holding 4, then more: from 4 to 12 in %u rounds\n", rounds);
+	/* 187 rounds here; 570 when each probe waits as long as the last */
+	CHECK_MSG(rounds < 300, "%u rounds from 4 to 12 after 6 failed probes", rounds);
+	CHECK_EQ(window_of(t).safe, 12);
+	CHECK_EQ(txn_stats(t)->failed, 0);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
+/*
+ * A try presumed lost that is answered after all: the answer is taken when
+ * it comes before the try went again; either way the fabric reorders more
+ * than allowed for, and the allowance doubles
+ */
+static void test_window_spurious(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	size_t lost, before;
+	unsigned int reo, id;
+	uint64_t timeouts0;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn_min(&f, 32, 4, 5000, 3);
+	for (unsigned int i = 0; i < 200; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	for (int round = 0; round < 3; round++)
+		answer_all(t, &f);
+	reo = window_of(t).reorder_us;
+	CHECK(reo >= TXN_REORDER_MIN_US);
+	/* Answer all but the 30th of the last 32; it goes again once presumed lost */
+	before = f.nsent;
+	lost = before - 32 + 29;
+	id = sent_attr_mod(&f, lost);
+	for (size_t i = before - 32; i < before; i++)
+		if (i != lost)
+			fake_answer(&f, i, 0);
+	f.sent[lost].answered = true;	/* not yet */
+	CHECK_EQ(txn_dispatch(t), 0);
+	timeouts0 = txn_stats(t)->timeouts;
+	CHECK(STEP_UNTIL(t, &f, presumed_or_timeout(t, timeouts0)));
+	CHECK_EQ(txn_stats(t)->presumed, 1);
+	/* Room in the window: it goes again */
+	answer_all(t, &f);
+	CHECK(last_try(&f, id) > lost);
+	/* The late answer to the first try: not taken, but noted */
+	fake_answer(&f, lost, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[id].calls, 0);
+	CHECK_EQ(window_of(t).spurious, 1);
+	CHECK(window_of(t).reorder_us >= 2 * TXN_REORDER_MIN_US);
+	fake_answer(&f, last_try(&f, id), 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[id].status, 0);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+
+	/* Presumed lost while the window is full: the answer comes before it goes again */
+	memset(&res, 0, sizeof(res));
+	f.nsent = 0;
+	t = new_txn_min(&f, 32, 4, 5000, 3);
+	for (unsigned int i = 0; i < 200; i++)
+		submit(t, &res, i, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	for (int round = 0; round < 3; round++)
+		answer_all(t, &f);
+	before = f.nsent;
+	/* Only the newest is answered: the 31 before it will be presumed lost */
+	fake_answer(&f, before - 1, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	timeouts0 = txn_stats(t)->timeouts;
+	CHECK(STEP_UNTIL(t, &f, presumed_or_timeout(t, timeouts0)));
+	/* The first went with 1 in flight: not the window's fault; the 5th was */
+	CHECK_EQ(window_of(t).shrinks, 1);
+	CHECK_EQ(window_of(t).size, 16);
+	/* Tries presumed lost that could not go again yet are answered now */
+	id = sent_attr_mod(&f, before - 2);
+	CHECK_EQ(last_try(&f, id), before - 2);
+	fake_answer(&f, before - 2, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(res.r[id].calls, 1);
+	CHECK_EQ(res.r[id].status, 0);
+	CHECK(window_of(t).spurious >= 1);
+	CHECK_EQ(txn_cancel_all(t), 0);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_new_rejects);
@@ -1293,5 +1926,14 @@ int main(void)
 	RUN(test_unencodable);
 	RUN(test_cancel);
 	RUN(test_mkey);
+	RUN(test_window_grow);
+	RUN(test_window_lossless);
+	RUN(test_window_shrink_timeout);
+	RUN(test_window_shrink_loss);
+	RUN(test_window_floor);
+	RUN(test_window_dead_port);
+	RUN(test_window_droptail);
+	RUN(test_window_recovers);
+	RUN(test_window_spurious);
 	return unit_report();
 }
