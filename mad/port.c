@@ -248,12 +248,15 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p)
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms)
 {
-	return mad_port_send_len(p, agent, mad, MAD_SIZE, dlid, qpn, timeout_ms);
+	struct mad_addr to = mad_addr_lid(dlid, qpn);
+
+	return mad_port_send_to(p, agent, mad, MAD_SIZE, &to, timeout_ms);
 }
 
-int mad_port_send_len(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
-		      size_t len, uint16_t dlid, uint32_t qpn, int timeout_ms)
+int mad_port_send_to(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+		     size_t len, const struct mad_addr *to, int timeout_ms)
 {
+	ib_mad_addr_t *addr;
 	int r;
 
 	if ((unsigned int)agent >= MAD_AGENT_MAX || len < 24 || len > MAD_SIZE)
@@ -261,10 +264,27 @@ int mad_port_send_len(struct mad_port *p, enum mad_agent agent, const uint8_t ma
 	if (p->agent[agent] < 0)
 		return -EOPNOTSUPP;
 	memcpy(umad_get_mad(p->sbuf), mad, MAD_SIZE);
-	umad_set_addr(p->sbuf, dlid, (int)qpn, 0, qpn ? (int)0x80010000 : 0);
+	addr = umad_get_mad_addr(p->sbuf);
+	memset(addr, 0, sizeof(*addr));
+	umad_set_addr(p->sbuf, to->slid, (int)to->qpn, to->sl,
+		      to->qpn ? (int)0x80010000 : 0);
+	umad_set_pkey(p->sbuf, to->pkey_index);
+	/*
+	 * The fields, not umad_set_grh(): it takes the flow label in host
+	 * order, where a received address has it in network order, and leaves
+	 * the GID index alone
+	 */
+	if (to->grh) {
+		addr->grh_present = 1;
+		addr->gid_index = to->gid_index;
+		addr->hop_limit = to->hop_limit;
+		addr->traffic_class = to->traffic_class;
+		addr->flow_label = htonl(to->flow_label & 0xfffff);
+		memcpy(addr->gid, to->gid, 16);
+	}
 	r = umad_send(p->portid, p->agent[agent], p->sbuf, (int)len, timeout_ms, 0);
 	if (p->cap && r >= 0)
-		capture_sent(p->cap, mad, dlid, qpn);
+		capture_sent(p->cap, mad, to->slid, to->qpn);
 	return r < 0 ? (r == -1 ? -EIO : r) : 0;
 }
 
@@ -284,18 +304,25 @@ int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 	*len = (size_t)length;
 	if (send_status)
 		*send_status = umad_status(p->rbuf);
+	addr = umad_get_mad_addr(p->rbuf);
 	if (from) {
-		addr = umad_get_mad_addr(p->rbuf);
+		memset(from, 0, sizeof(*from));
 		from->slid = ntohs(addr->lid);
 		from->qpn = ntohl(addr->qpn);
 		from->sl = addr->sl;
 		from->pkey_index = addr->pkey_index;
+		from->grh = addr->grh_present;
+		if (from->grh) {
+			from->gid_index = addr->gid_index;
+			from->hop_limit = addr->hop_limit;
+			from->traffic_class = addr->traffic_class;
+			from->flow_label = ntohl(addr->flow_label) & 0xfffff;
+			memcpy(from->gid, addr->gid, 16);
+		}
 	}
-	if (p->cap) {
-		addr = umad_get_mad_addr(p->rbuf);
+	if (p->cap)
 		capture_received(p->cap, mad, (size_t)length, ntohs(addr->lid), ntohl(addr->qpn),
 				 addr->sl, umad_status(p->rbuf));
-	}
 	return 0;
 }
 

@@ -32,12 +32,35 @@ struct mad_port_attr {
 	uint8_t phys_state;
 };
 
+/*
+ * The other end of a MAD and the path it took, as the kernel hands them
+ * over with a received MAD (struct ib_mad_addr): for a request, exactly
+ * what its answer needs. The kernel builds it for a reply already (a
+ * received GRH's source GID is in gid, the local GID it was sent to is
+ * gid_index), so an answer goes out with the request's mad_addr unchanged:
+ * with the request's P_Key index and SL (IBA 13.5.4: a response travels
+ * on the request's P_Key and SL), and with a GRH exactly when the request
+ * had one (the requester's kernel drops a response whose GRH presence
+ * differs from its request's: mad.c, rcv_has_same_gid).
+ */
 struct mad_addr {
-	uint16_t slid;
-	uint32_t qpn;
+	uint16_t slid;		/* the peer's LID: where it came from, where it goes */
+	uint32_t qpn;		/* the peer's QP */
 	uint8_t sl;
-	uint16_t pkey_index;
+	uint16_t pkey_index;	/* into the local port's P_Key table */
+	bool grh;		/* a GRH came with it, or goes with it */
+	uint8_t gid_index;	/* the local GID (the GRH's source GID) */
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint32_t flow_label;	/* 20 bits */
+	uint8_t gid[16];	/* the peer's GID (the GRH's destination GID) */
 };
+
+/* A plain LID-routed address: SL 0, P_Key index 0, no GRH */
+static inline struct mad_addr mad_addr_lid(uint16_t lid, uint32_t qpn)
+{
+	return (struct mad_addr){ .slid = lid, .qpn = qpn };
+}
 
 struct mad_port;
 
@@ -62,17 +85,19 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
 
 /*
  * Send one MAD; dlid 0xffff + qpn 0 for directed route. GSI MADs (qpn != 0)
- * carry the well-known Q_Key 0x80010000 (IBA 13.5.1).
+ * carry the well-known Q_Key 0x80010000 (IBA 13.5.1). SL 0, P_Key index 0,
+ * no GRH.
  */
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms);
 /*
- * The first len bytes only (24..256): the kernel pads a GSI MAD to 256 bytes
- * on the wire, the simulator hands the reader len bytes, which is how
- * clients that count records by length (saquery) see the last segment.
+ * To an address with its SL, P_Key index and GRH (an answer: the request's
+ * mad_addr), the first len bytes only (24..256): the kernel pads a GSI MAD
+ * to 256 bytes on the wire, the simulator hands the reader len bytes, which
+ * is how clients that count records by length (saquery) see the last segment.
  */
-int mad_port_send_len(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
-		      size_t len, uint16_t dlid, uint32_t qpn, int timeout_ms);
+int mad_port_send_to(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+		     size_t len, const struct mad_addr *to, int timeout_ms);
 /*
  * Non-blocking receive of one MAD: 0 with *len set, -EAGAIN when nothing
  * is queued. *send_status is the transport's status (non-zero: the send

@@ -35,8 +35,7 @@
 
 struct sa_xfer {
 	struct sa_xfer *next;
-	uint16_t dlid;
-	uint32_t qpn;
+	struct mad_addr to;	/* the request's address: every segment goes there as it came */
 	uint64_t tid;
 	struct sa_mad hdr;	/* the response header every segment carries */
 	uint8_t *payload;
@@ -371,18 +370,19 @@ static void respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t m
 	resp->comp_mask = req->comp_mask;
 }
 
-static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint16_t dlid,
-			 uint32_t qpn)
+/* Every answer goes out as its request came (mad/port.h, struct mad_addr) */
+static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len,
+			 const struct mad_addr *to)
 {
 	uint8_t buf[MAD_SIZE];
 
 	if (sa_mad_encode(m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, len, dlid, qpn);
+		sa->env->send(sa->env->ctx, buf, len, to);
 }
 
-static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+static void send_mad(struct sa *sa, const struct sa_mad *m, const struct mad_addr *to)
 {
-	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
+	send_mad_len(sa, m, MAD_SIZE, to);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -403,7 +403,7 @@ void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad
 	resp.attr_offset = (uint16_t)((size + 7) / 8);
 	memcpy(resp.data, rec, size < SA_DATA_SIZE ? size : SA_DATA_SIZE);
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -418,7 +418,7 @@ static void respond_status(struct sa *sa, const struct sa_mad *req, const struct
 
 	respond_hdr(req, &resp, method, status);
 	sa->stats.errors++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 /* RMPP segment n (1-based) of x (IBA 13.6.2.3) */
@@ -455,7 +455,7 @@ static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
 		memcpy(m.data, x->payload + off, chunk);
 	sa->stats.segments++;
 	/* The last segment ends after its last record (the rest is padding) */
-	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, x->dlid, x->qpn);
+	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, &x->to);
 }
 
 static void xfer_pump(struct sa *sa, struct sa_xfer *x)
@@ -475,7 +475,7 @@ static void xfer_abort(struct sa *sa, struct sa_xfer *x, uint8_t status)
 	m.rmpp.flags = RMPP_FLAG_ACTIVE;
 	m.rmpp.status = status;
 	memset(m.data, 0, SA_DATA_SIZE);
-	send_mad_len(sa, &m, SA_HDR_SIZE, x->dlid, x->qpn);
+	send_mad_len(sa, &m, SA_HDR_SIZE, &x->to);
 }
 
 static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
@@ -496,7 +496,7 @@ static struct sa_xfer *xfer_of(const struct sa *sa, const struct sa_mad *req,
 			       const struct mad_addr *from)
 {
 	for (struct sa_xfer *x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		if (x->to.slid == from->slid && x->to.qpn == from->qpn &&
 		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
 			return x;
 	return NULL;
@@ -551,8 +551,7 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	respond_hdr(req, &x->hdr, method, 0);
 	x->hdr.hdr.attr_id = attr;
 	x->hdr.attr_offset = (uint16_t)(recs->size / 8);
-	x->dlid = from->slid;
-	x->qpn = from->qpn;
+	x->to = *from;
 	x->tid = req->hdr.tid;
 	x->payload = recs->buf;
 	x->len = recs->n * recs->size;
@@ -569,7 +568,7 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	sa->port_xfers[owner]++;
 	sa->port_bytes[owner] += (uint32_t)x->len;
 	sa->stats.rmpp_started++;
-	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->dlid,
+	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->to.slid,
 		  (uint32_t)x->tid, recs->n, x->nseg);
 	sa->stats.answered++;
 	xfer_pump(sa, x);
@@ -595,7 +594,7 @@ static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad
 	 * sent the MAD (the kernel's agent, or the simulator) and may differ.
 	 */
 	for (x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		if (x->to.slid == from->slid && x->to.qpn == from->qpn &&
 		    (uint32_t)x->tid == (uint32_t)m->hdr.tid)
 			break;
 	log_debug("SA: RMPP type %u seg %u win %u from LID %u for TID 0x%x%s", m->rmpp.type,
@@ -649,7 +648,7 @@ void sa_tick(struct sa *sa)
 		/* However the receiver ACKs, a transfer has its time and no more */
 		if (now - x->born > SA_XFER_LIFE_US) {
 			log_debug("SA: RMPP to LID %u TID 0x%x: %u/%u segments after %u s, ending it",
-				  x->dlid, (uint32_t)x->tid, x->acked, x->nseg,
+				  x->to.slid, (uint32_t)x->tid, x->acked, x->nseg,
 				  SA_XFER_LIFE_US / 1000000);
 			xfer_abort(sa, x, RMPP_STATUS_T2L);
 			xfer_unlink(sa, x);
@@ -665,7 +664,7 @@ void sa_tick(struct sa *sa)
 		 * only land in whatever process next takes its QP. If it does
 		 * speak RMPP and segment 1 was lost, it asks again.
 		 */
-		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u (%u retries)", x->dlid,
+		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u (%u retries)", x->to.slid,
 			  (uint32_t)x->tid, x->acked, x->nseg, x->retries);
 		if (++x->retries > RMPP_RETRIES || x->acked == 0) {
 			xfer_unlink(sa, x);
@@ -1319,7 +1318,7 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 	class_port_info_encode(&c, d);
 	memcpy(resp.data, d, sizeof(d));
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 /* ---- SL2VLTableRecord: read from the fabric when asked ---- */
@@ -1549,7 +1548,7 @@ static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct 
 	resp.attr_offset = (MCR_SIZE + 7) / 8;
 	memcpy(resp.data, rec, MCR_SIZE);
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 	if (sa->env->mcast_changed)
 		sa->env->mcast_changed(sa->env->ctx);
 }
@@ -1738,7 +1737,7 @@ static void answer_records(struct sa *sa, const struct sa_mad *req, const struct
 		memcpy(resp.data, recs->buf, sa_record_size(req->hdr.attr_id));
 		free(recs->buf);
 		sa->stats.answered++;
-		send_mad(sa, &resp, from->slid, from->qpn);
+		send_mad(sa, &resp, from);
 		return;
 	}
 	send_table(sa, req, from, recs);

@@ -80,15 +80,19 @@ struct sa_env {
 	/* The monotonic clock in microseconds (NULL: the real one); tests set it */
 	uint64_t (*now)(void *ctx);
 	/*
-	 * Send a request (a Report) on the SA agent to (dlid, qpn), expecting a
-	 * response within timeout_ms (a kernel matches the response to it).
-	 * NULL: sent with send().
+	 * Send a request (a Report) on the SA agent to an address, expecting a
+	 * response within timeout_ms (a kernel matches the response to it, and
+	 * refuses another request with the same TID until then). NULL: sent
+	 * with send().
 	 */
-	int (*send_req)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+	int (*send_req)(void *ctx, const uint8_t mad[MAD_SIZE], const struct mad_addr *to,
 			int timeout_ms);
-	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
-	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		    uint32_t qpn);
+	/*
+	 * Send one MAD (its first len bytes, the rest is zero) on the SA agent
+	 * to an address: an answer goes to its request's mad_addr as it came
+	 * (LID, QP, SL, P_Key index, GRH; mad/port.h)
+	 */
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to);
 	void *ctx;
 };
 

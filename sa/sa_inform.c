@@ -4,7 +4,8 @@
  * 15.2.5.12 InformInfoRecord). A port subscribes with Set(InformInfo),
  * Subscribe 1, and unsubscribes with the same InformInfo and Subscribe 0;
  * the SA answers GetResp(InformInfo). Each matching notice then goes to the
- * subscriber as Report(Notice), to the LID the subscription came from and
+ * subscriber as Report(Notice), addressed as the subscription came (its
+ * LID, SL, P_Key index and GRH: the subscriber's partition and path), to
  * the QP InformInfo names (the QP it came from when that is 0), resent
  * until a ReportResp comes back (at most REPORT_TRIES times, RespTimeValue
  * apart but never faster than REPORT_MIN_US).
@@ -38,8 +39,7 @@
 
 struct sub {
 	uint64_t port_guid;		/* the subscriber */
-	uint16_t lid;			/* Reports go to (lid, qpn) */
-	uint32_t qpn;
+	struct mad_addr to;		/* Reports go there: the subscription's address */
 	uint16_t enumeration;		/* InformInfoRecord Enum */
 	struct inform_info ii;
 };
@@ -48,8 +48,7 @@ struct report {
 	struct report *next;
 	uint64_t port_guid;
 	uint16_t enumeration;		/* of the subscription it is for */
-	uint16_t dlid;
-	uint32_t qpn;
+	struct mad_addr to;
 	uint32_t tid;
 	uint64_t deadline, interval;
 	unsigned int tries;
@@ -177,8 +176,8 @@ uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad
 			return 0;
 		}
 		/* Subscribed again: where Reports go may have moved */
-		db->v[i].lid = from->slid;
-		db->v[i].qpn = ii.qpn ? ii.qpn : from->qpn;
+		db->v[i].to = *from;
+		db->v[i].to.qpn = ii.qpn ? ii.qpn : from->qpn;
 		inform_info_encode(&ii, out);
 		return 0;
 	}
@@ -196,13 +195,13 @@ uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad
 		db->cap = ncap;
 	}
 	db->v[db->n] = (struct sub){
-		.port_guid = who->guid, .lid = from->slid,
-		.qpn = ii.qpn ? ii.qpn : from->qpn, .enumeration = db->next_enum++, .ii = ii,
+		.port_guid = who->guid, .to = *from, .enumeration = db->next_enum++, .ii = ii,
 	};
+	db->v[db->n].to.qpn = ii.qpn ? ii.qpn : from->qpn;
 	db->n++;
 	db->st.subscribed++;
 	log_debug("SA: port 0x%016llx (LID %u QP %u) subscribed to trap %u type %u",
-		  (unsigned long long)who->guid, from->slid, db->v[db->n - 1].qpn, ii.trap_num,
+		  (unsigned long long)who->guid, from->slid, db->v[db->n - 1].to.qpn, ii.trap_num,
 		  ii.type);
 	inform_info_encode(&ii, out);
 	return 0;
@@ -246,10 +245,9 @@ static void report_send(struct sa *sa, struct report *r)
 	r->deadline = sa_clock(sa) + r->interval;
 	sa->inf->st.reports_sent++;
 	if (sa->env->send_req)
-		sa->env->send_req(sa->env->ctx, r->mad, r->dlid, r->qpn,
-				  (int)(r->interval / 1000));
+		sa->env->send_req(sa->env->ctx, r->mad, &r->to, (int)(r->interval / 1000));
 	else
-		sa->env->send(sa->env->ctx, r->mad, MAD_SIZE, r->dlid, r->qpn);
+		sa->env->send(sa->env->ctx, r->mad, MAD_SIZE, &r->to);
 }
 
 static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[NOTICE_SIZE],
@@ -278,14 +276,13 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 	}
 	r->port_guid = s->port_guid;
 	r->enumeration = s->enumeration;
-	r->dlid = s->lid;
-	r->qpn = s->qpn;
+	r->to = s->to;
 	r->interval = interval_of(s);
 	r->next = db->reports;
 	db->reports = r;
 	db->nreports++;
 	log_debug("SA: Report of trap %u to LID %u QP %u (port 0x%016llx), TID 0x%08x",
-		  trap, r->dlid, r->qpn,
+		  trap, r->to.slid, r->to.qpn,
 		  (unsigned long long)r->port_guid, r->tid);
 	report_send(sa, r);
 }
@@ -412,7 +409,7 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 	for (struct report **pp = db ? &db->reports : NULL; pp && *pp; pp = &(*pp)->next) {
 		struct report *r = *pp;
 
-		if (r->dlid != from->slid || r->tid != (uint32_t)m->hdr.tid)
+		if (r->to.slid != from->slid || r->tid != (uint32_t)m->hdr.tid)
 			continue;
 		*pp = r->next;
 		db->nreports--;
@@ -443,7 +440,7 @@ void sa_report_tick(struct sa *sa)
 			continue;
 		}
 		log_debug("SA: no ReportResp from LID %u after %u tries: Report given up",
-			  r->dlid, r->tries);
+			  r->to.slid, r->tries);
 		*pp = r->next;
 		db->nreports--;
 		db->st.reports_dropped++;

@@ -32,8 +32,7 @@
 
 struct sa_rx {
 	struct sa_rx *next;
-	uint16_t slid;
-	uint32_t qpn;
+	struct mad_addr from;		/* the requester, as segment 1 came */
 	uint32_t tid;
 	struct sa_mad first;		/* segment 1's headers: the request */
 	uint8_t *buf;
@@ -79,7 +78,7 @@ void sa_multipath_tick(struct sa *sa)
 	for (struct sa_rx *x = sa->rx, *next; x; x = next) {
 		next = x->next;
 		if (now - x->born > SA_RX_LIFE_US) {
-			log_debug("SA: GetMulti from LID %u TID 0x%x never completed", x->slid,
+			log_debug("SA: GetMulti from LID %u TID 0x%x never completed", x->from.slid,
 				  x->tid);
 			rx_unlink(sa, x);
 			rx_free(x);
@@ -105,7 +104,7 @@ static void rx_ack(struct sa *sa, const struct sa_mad *seg, const struct mad_add
 	ack.rmpp.data2 = wlast;
 	memset(ack.data, 0, sizeof(ack.data));
 	if (sa_mad_encode(&ack, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from->slid, from->qpn);
+		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from);
 }
 
 /* The PathRecord query the MultiPathRecord's fixed part asks for (component bits mapped) */
@@ -240,10 +239,10 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 	}
 	/* Match on the low 32 TID bits (the high half is the sender's MAD layer's) */
 	for (x = sa->rx; x; x = x->next) {
-		if (x->slid == from->slid && x->qpn == from->qpn &&
+		if (x->from.slid == from->slid && x->from.qpn == from->qpn &&
 		    x->tid == (uint32_t)req->hdr.tid)
 			break;
-		mine += x->slid == from->slid;
+		mine += x->from.slid == from->slid;
 	}
 	if (req->rmpp.data1 == 1 && (req->rmpp.flags & RMPP_FLAG_FIRST)) {
 		/* A request (again) from its start */
@@ -265,8 +264,7 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 			sa_respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 			return;
 		}
-		x->slid = from->slid;
-		x->qpn = from->qpn;
+		x->from = *from;
 		x->tid = (uint32_t)req->hdr.tid;
 		x->first = *req;
 		x->expect = 1;

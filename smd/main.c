@@ -52,12 +52,12 @@ static void usage(FILE *out)
 		"  -V, --version       print the version\n");
 }
 
-static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		   uint32_t qpn)
+/* An SA answer, to its request's address */
+static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
 	struct smd *smd = ctx;
 
-	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
+	return mad_port_send_to(smd->port, MAD_AGENT_SA, mad, len, to, 0);
 }
 
 struct sl2vl_ctx {

@@ -35,17 +35,18 @@ static unsigned int nsent;
 static size_t sent_len[MAX_SENT];
 static uint16_t sent_dlid[MAX_SENT];
 static uint32_t sent_qpn[MAX_SENT];
+static struct mad_addr sent_to[MAX_SENT];
 
-static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		     uint32_t qpn)
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
 	CHECK(len >= SA_HDR_SIZE && len <= MAD_SIZE);
 	if (nsent < MAX_SENT) {
 		/* What a receiver gets: the first len bytes, zeros after */
 		memset(sent[nsent], 0, MAD_SIZE);
 		memcpy(sent[nsent], mad, len);
-		sent_dlid[nsent] = dlid;
-		sent_qpn[nsent] = qpn;
+		sent_dlid[nsent] = to->slid;
+		sent_qpn[nsent] = to->qpn;
+		sent_to[nsent] = *to;
 		sent_len[nsent++] = len;
 	}
 	return 0;
@@ -2237,6 +2238,80 @@ static void test_inform_unsubscribe_reports(void)
 	sa_free(sa);
 }
 
+/* ---- Answers addressed as their requests came (issue 26) ---- */
+
+static bool same_addr(const struct mad_addr *a, const struct mad_addr *b)
+{
+	return a->slid == b->slid && a->qpn == b->qpn && a->sl == b->sl &&
+	       a->pkey_index == b->pkey_index && a->grh == b->grh &&
+	       (!a->grh || (a->gid_index == b->gid_index && a->hop_limit == b->hop_limit &&
+			    a->traffic_class == b->traffic_class &&
+			    a->flow_label == b->flow_label && !memcmp(a->gid, b->gid, 16)));
+}
+
+/* Every MAD sent since nsent was cleared went to *to, as it is */
+static unsigned int all_sent_to(const struct mad_addr *to)
+{
+	for (unsigned int i = 0; i < nsent; i++)
+		CHECK_MSG(same_addr(&sent_to[i], to), "MAD %u of %u went to LID %u SL %u P_Key "
+			  "index %u GRH %u, not as the request came", i, nsent, sent_to[i].slid,
+			  sent_to[i].sl, sent_to[i].pkey_index, sent_to[i].grh);
+	return nsent;
+}
+
+/*
+ * IBA 13.5.4: a response goes back with its request's P_Key index and SL,
+ * and with a GRH when the request had one (the requester's kernel drops it
+ * otherwise): every kind of answer, status or records, one MAD or RMPP
+ */
+static void test_addressing(void)
+{
+	struct fab_port *h1 = port_of("h1", 1);
+	struct mad_addr with = { .slid = h1->lid, .qpn = 0x42, .sl = 5, .pkey_index = 3,
+				 .grh = true, .gid_index = 1, .hop_limit = 0xff,
+				 .traffic_class = 0x28, .flow_label = 0x12345 };
+	const struct mad_addr without = { .slid = h1->lid, .qpn = 1, .sl = 9, .pkey_index = 2 };
+	const struct mad_addr *both[] = { &with, &without };
+	uint8_t rec[128] = { 0 };
+	struct sa *sa;
+
+	gid_encode(env.subnet_prefix, h1->guid, with.gid);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	for (int k = 0; k < 2; k++) {
+		req_from = both[k];
+		/* Not up yet: BUSY, as the request came */
+		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 900);
+		CHECK_EQ(last_status(), MAD_STATUS_BUSY);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+	}
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		req_from = both[k];
+		/* A record */
+		rec[0] = (uint8_t)(h1->lid >> 8);
+		rec[1] = (uint8_t)h1->lid;
+		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1, rec, sizeof(rec), 901);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		/* ClassPortInfo, an error status, a method the SA lacks */
+		request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 902);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		request(sa, SA_METHOD_GET, 0x0099, 0, NULL, 0, 903);
+		CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		/* RMPP: the first segment, and those an ACK from the requester opens */
+		request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 905 + k);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		nsent = 0;
+		ack(sa, 905 + k, RMPP_TYPE_ACK, 1, 4);
+		CHECK_EQ(all_sent_to(both[k]), 3);
+		nsent = 0;
+		ack(sa, 905 + k, RMPP_TYPE_STOP, 1, 1);
+	}
+	req_from = NULL;
+	sa_free(sa);
+}
+
 /* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
 
 /* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
@@ -2854,6 +2929,7 @@ int main(void)
 	RUN(test_service_expiry);
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
+	RUN(test_addressing);
 	RUN(test_multipath);
 	RUN(test_lmc_paths);
 	RUN(test_partitions);
