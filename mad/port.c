@@ -245,6 +245,11 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p)
 	return &p->attr;
 }
 
+bool mad_port_fatal(int err)
+{
+	return err == -EIO || err == -ENODEV || err == -ENXIO || err == -EBADF;
+}
+
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms)
 {
@@ -282,10 +287,14 @@ int mad_port_send_to(struct mad_port *p, enum mad_agent agent, const uint8_t mad
 		addr->flow_label = htonl(to->flow_label & 0xfffff);
 		memcpy(addr->gid, to->gid, 16);
 	}
+	/* umad_send() returns -EIO for any failure; errno is the kernel's */
+	errno = 0;
 	r = umad_send(p->portid, p->agent[agent], p->sbuf, (int)len, timeout_ms, 0);
-	if (p->cap && r >= 0)
+	if (r < 0)
+		return errno ? -errno : -EIO;
+	if (p->cap)
 		capture_sent(p->cap, mad, to->slid, to->qpn);
-	return r < 0 ? (r == -1 ? -EIO : r) : 0;
+	return 0;
 }
 
 int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
@@ -294,9 +303,16 @@ int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 	int length = MAD_SIZE, r;
 	ib_mad_addr_t *addr;
 
+	errno = 0;
 	r = umad_recv(p->portid, p->rbuf, &length, 0);
-	if (r < 0)
-		return (r == -ETIMEDOUT || r == -EWOULDBLOCK) ? -EAGAIN : r;
+	/*
+	 * umad_recv() returns the MAD's agent id, or -errno: umad2sim hands
+	 * over some MADs with agent id -1 (its table's "none"), a MAD all the
+	 * same, told apart by errno, which only a failure sets. umad2sim
+	 * returns -EWOULDBLOCK itself; a kernel's read says EAGAIN.
+	 */
+	if (r < 0 && errno != 0)
+		return (r == -ETIMEDOUT || r == -EWOULDBLOCK || r == -EAGAIN) ? -EAGAIN : r;
 	if (length < 0 || length > MAD_SIZE)
 		length = length < 0 ? 0 : MAD_SIZE;
 	memset(mad, 0, MAD_SIZE);

@@ -86,7 +86,10 @@ const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
 /*
  * Send one MAD; dlid 0xffff + qpn 0 for directed route. GSI MADs (qpn != 0)
  * carry the well-known Q_Key 0x80010000 (IBA 13.5.1). SL 0, P_Key index 0,
- * no GRH.
+ * no GRH. timeout_ms > 0: a request the kernel waits for an answer to (it
+ * refuses another request with the same TID meanwhile: -EINVAL).
+ * Returns 0 or the kernel's -errno: -EIO (or -ENODEV) when the device has
+ * gone away (mad_port_fatal).
  */
 int mad_port_send(struct mad_port *p, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
 		  uint16_t dlid, uint32_t qpn, int timeout_ms);
@@ -100,8 +103,10 @@ int mad_port_send_to(struct mad_port *p, enum mad_agent agent, const uint8_t mad
 		     size_t len, const struct mad_addr *to, int timeout_ms);
 /*
  * Non-blocking receive of one MAD: 0 with *len set, -EAGAIN when nothing
- * is queued. *send_status is the transport's status (non-zero: the send
- * with that TID failed or timed out in the kernel or simulator).
+ * is queued, else the kernel's -errno (-EIO: the device went away; the
+ * kernel keeps a MAD it could not hand over, so any error comes again).
+ * *send_status is the transport's status (non-zero: the send with that TID
+ * failed or timed out in the kernel or simulator).
  */
 int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
 		  struct mad_addr *from, int *send_status);
@@ -110,5 +115,11 @@ int mad_port_recv(struct mad_port *p, uint8_t mad[MAD_SIZE], size_t *len,
  * NULL stops. The caller keeps cap open while it is set.
  */
 void mad_port_set_capture(struct mad_port *p, struct capture *cap);
+/*
+ * An error after which the port is of no more use: the device went away
+ * (HCA reset, driver unloaded: the kernel kills the agents, read and write
+ * fail with -EIO for ever, poll says POLLERR) or the descriptor is gone
+ */
+bool mad_port_fatal(int err);
 
 #endif

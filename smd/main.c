@@ -55,9 +55,7 @@ static void usage(FILE *out)
 /* An SA answer, to its request's address */
 static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
-	struct smd *smd = ctx;
-
-	return mad_port_send_to(smd->port, MAD_AGENT_SA, mad, len, to, 0);
+	return smd_send(ctx, MAD_AGENT_SA, mad, len, to, 0);
 }
 
 struct sl2vl_ctx {
@@ -448,9 +446,11 @@ int main(int argc, char **argv)
 	{
 		struct sweep_result res;
 
-		/* The loop logs a failed sweep (or its own failure) */
+		/* The loop logs a failed sweep (or its own failure, or the port's) */
 		r = loop_run(&smd, &loop_ops, &res);
-		if (r < 0)
+		if (smd.exit_status)
+			rc = smd.exit_status;
+		else if (r < 0)
 			rc = EXIT_FAILURE;
 		else
 			rc = once && !res.up ? EXIT_NOT_UP : 0;

@@ -599,8 +599,7 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 		to.slid = LID_PERMISSIVE;
 		to.qpn = 0;
 	}
-	r = mad_port_send_to(smd->port, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf, MAD_SIZE,
-			     &to, 0);
+	r = smd_send(smd, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf, MAD_SIZE, &to, 0);
 	if (r < 0)
 		log_debug_errno(r, "SMInfo answer to LID %u failed", from->slid);
 }
