@@ -632,6 +632,22 @@ static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad
 	xfer_pump(sa, x);
 }
 
+uint64_t sa_next_tick(const struct sa *sa)
+{
+	uint64_t next = sa_report_next(sa), svc = sa_service_next(sa);
+
+	if (svc && (!next || svc < next))
+		next = svc;
+	/* Transfers and GetMulti reassembly: their deadlines are theirs to keep */
+	if (sa->xfers || sa->rx) {
+		uint64_t soon = sa_now(sa) + SA_TICK_BUSY_US;
+
+		if (!next || soon < next)
+			next = soon;
+	}
+	return next;
+}
+
 void sa_tick(struct sa *sa)
 {
 	uint64_t now;

@@ -164,6 +164,14 @@ void sa_report_forward(struct sa *sa, const uint8_t *notice, size_t len, uint16_
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */
 void sa_tick(struct sa *sa);
+/*
+ * When sa_tick() has something to do next (the SA's clock, monotonic us:
+ * env->now, else txn_now_us()): a Report to resend, a lease to end, RMPP
+ * transfers to watch (SA_TICK_BUSY_US from now while any is open); 0:
+ * nothing waits. An owner whose loop may sleep longer arms a timer for it.
+ */
+#define SA_TICK_BUSY_US	10000
+uint64_t sa_next_tick(const struct sa *sa);
 const struct sa_stats *sa_stats(const struct sa *sa);
 /*
  * Fair input (sa_queue.c): sa_submit() queues one MAD as it is read

@@ -419,6 +419,16 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 	}
 }
 
+uint64_t sa_report_next(const struct sa *sa)
+{
+	uint64_t next = 0;
+
+	for (const struct report *r = sa->inf ? sa->inf->reports : NULL; r; r = r->next)
+		if (!next || r->deadline < next)
+			next = r->deadline;
+	return next;
+}
+
 void sa_report_tick(struct sa *sa)
 {
 	struct sa_inform_db *db = sa->inf;

@@ -80,6 +80,7 @@ struct loop {
 	sd_event_source *mad_io;	/* the MAD descriptor, when epoll takes it */
 	sd_event_source *poll_timer;	/* else: polled from an idle timer */
 	sd_event_source *txn_timer;	/* the next SMP deadline (with mad_io) */
+	sd_event_source *sa_timer;	/* the SA's next timed step (with mad_io) */
 	sd_event_source *kick;		/* go on with a sweep step that yielded */
 	sd_event_source *work_io;	/* the worker's eventfd */
 	sd_event_source *sweep_timer;
@@ -186,6 +187,13 @@ static bool dispatch(struct loop *lp)
 	return !lp->ending && port_ok(lp, txn_dispatch(lp->smd->txn));
 }
 
+/* What the transaction layer has taken in: answers, losses, requests */
+static uint64_t txn_events(const struct txn *t)
+{
+	const struct txn_stats *st = txn_stats(t);
+
+	return st->answered + st->timeouts + st->unmatched + st->unsolicited + st->malformed;
+}
 
 static bool sweeping_state(const struct smd *smd)
 {
@@ -337,6 +345,28 @@ static void arm_txn_timer(struct loop *lp)
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(lp->txn_timer, now + (uint64_t)ms * 1000u);
 	sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_ONESHOT);
+}
+
+/*
+ * The SA's next timed step (a Report to resend, an RMPP transfer to watch,
+ * a lease to end), when no poll timer looks anyway: on a real port the
+ * loop may sleep for as long as nothing arrives
+ */
+static void arm_sa_timer(struct loop *lp)
+{
+	uint64_t due, t, now;
+
+	if (!lp->sa_timer)
+		return;
+	due = sa_next_tick(lp->smd->sa);
+	if (!due) {
+		sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_OFF);
+		return;
+	}
+	t = txn_now_us();
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(lp->sa_timer, now + (due > t ? due - t : 0));
+	sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_ONESHOT);
 }
 
 void loop_kick(struct loop *lp)
@@ -864,9 +894,18 @@ static void loop_pump(struct loop *lp)
 	/* Joins and leaves just answered: their trees and MFT blocks (not during a sweep) */
 	mcast_run(smd);
 	if (txn_queued(smd->txn)) {
+		uint64_t seen = txn_events(smd->txn);
+
 		if (!dispatch(lp))
 			return;
 		sa_answer(lp);
+		/*
+		 * What came in with it (the last answer of a sweep step, of
+		 * a multicast update) is looked at in the next turn: on a
+		 * real port nothing else may wake the loop for it
+		 */
+		if (txn_events(smd->txn) != seen)
+			loop_kick(lp);
 	}
 	/* The SA's answers and Reports went out meanwhile: did the port take them? */
 	if (!port_ok(lp, 0))
@@ -875,6 +914,7 @@ static void loop_pump(struct loop *lp)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	arm_trap_due(lp);
 	arm_txn_timer(lp);
+	arm_sa_timer(lp);
 }
 
 /* ---- event handlers ---- */
@@ -934,6 +974,15 @@ static int on_txn_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 
 	lp->what = "SMP deadline";
+	loop_pump(lp);
+	return 0;
+}
+
+static int on_sa_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "SA timer";
 	loop_pump(lp);
 	return 0;
 }
@@ -1132,6 +1181,11 @@ static int add_sources(struct loop *lp)
 				      on_txn_timer, lp);
 		if (r >= 0)
 			r = sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
+		if (r >= 0)
+			r = sd_event_add_time(lp->ev, &lp->sa_timer, CLOCK_MONOTONIC, 0, 1000,
+					      on_sa_timer, lp);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_OFF);
 	}
 	if (r < 0)
 		return setup_failed("watch the MAD port", r);
@@ -1312,6 +1366,7 @@ out:
 	sd_event_source_unref(lp->mad_io);
 	sd_event_source_unref(lp->poll_timer);
 	sd_event_source_unref(lp->txn_timer);
+	sd_event_source_unref(lp->sa_timer);
 	sd_event_source_unref(lp->kick);
 	sd_event_source_unref(lp->work_io);
 	sd_event_source_unref(lp->sweep_timer);
