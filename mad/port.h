@@ -3,6 +3,12 @@
  * The umad transport: one InfiniBand port opened through libibumad, the SM
  * agents registered on it, and the issm device held open so the port
  * advertises IsSM. Sends and receives are whole 256-byte MADs.
+ *
+ * On kernels that split a port's QP0 from its QP1 (6.11+, multi-plane
+ * HCAs: an "SMI" device for the SMPs, a "GSI" device for the rest), the
+ * SMI agents go to the SMI device and the SA agent to the GSI one, when
+ * libibumad knows the pairs (HAVE_UMAD_GET_SMI_GSI_PAIR_BY_CA_NAME); the
+ * caller still sees one port and one descriptor.
  */
 #ifndef SMD_MAD_PORT_H
 #define SMD_MAD_PORT_H
@@ -21,8 +27,10 @@ enum mad_agent {
 };
 
 struct mad_port_attr {
-	char ca_name[32];
+	char ca_name[32];		/* the SMI side when the port is split */
 	int port_num;
+	char gsi_name[32];		/* the GSI side: ca_name unless split */
+	int gsi_port_num;
 	uint64_t port_guid;
 	uint64_t node_guid;
 	uint16_t lid;
@@ -30,6 +38,7 @@ struct mad_port_attr {
 	uint8_t lmc;
 	uint8_t state;
 	uint8_t phys_state;
+	uint32_t cap_mask;		/* PortInfo.CapabilityMask as the kernel read it */
 };
 
 /*
@@ -76,6 +85,34 @@ struct capture;
  */
 int mad_port_open(const char *spec, struct mad_port **out);
 int mad_port_open_mode(const char *spec, enum mad_port_mode mode, struct mad_port **out);
+
+/* What an SM's port open failed at (mad_port_open_sm) */
+enum mad_port_stage {
+	MAD_PORT_STAGE_NONE,
+	MAD_PORT_STAGE_FIND,		/* no such port (or none with its link up) */
+	MAD_PORT_STAGE_SMI,		/* the port has no SMI device (a GSI-only plane) */
+	MAD_PORT_STAGE_SM_DISABLED,	/* PortInfo.CapabilityMask says IsSMDisabled */
+	MAD_PORT_STAGE_ISSM_BUSY,	/* another SM holds the port's issm */
+	MAD_PORT_STAGE_ISSM,		/* issm cannot be opened for another reason */
+	MAD_PORT_STAGE_OPEN,		/* the umad device cannot be opened */
+	MAD_PORT_STAGE_AGENT_SMI,	/* the kernel refused the SMI agents */
+	MAD_PORT_STAGE_AGENT_SA,	/* the kernel refused the SA agent */
+};
+
+struct mad_port_failure {
+	enum mad_port_stage stage;
+	struct mad_port_attr attr;	/* the port it was about (from FIND on) */
+	char path[256];			/* the device file, when one was refused */
+};
+
+/*
+ * An SM's port (MAD_PORT_SM): issm first, opened without blocking (it is
+ * the SM's lock on the port: with it held by another SM, open() would
+ * block for as long as that SM runs, user_mad.rst), then the umad
+ * device(s) and the agents. A port that says IsSMDisabled is refused.
+ * On failure, *why (may be NULL) says at which step and for which port.
+ */
+int mad_port_open_sm(const char *spec, struct mad_port **out, struct mad_port_failure *why);
 /* Split a spec: ca[0] = 0 and *port_num = -1 when not given; -EINVAL if malformed */
 int mad_port_parse_spec(const char *spec, char *ca, size_t ca_len, int *port_num,
 			uint64_t *guid);

@@ -65,6 +65,8 @@ struct sm_peer {
 
 /* Exit statuses beyond 0, 1 and 2 (smd(8), EXIT STATUS) */
 #define SMD_EXIT_TRANSPORT	3	/* the port went away: systemd restarts smd */
+#define SMD_EXIT_SM_BUSY	4	/* another SM holds the port's issm */
+#define SMD_EXIT_NOT_SM_PORT	5	/* the port cannot be an SM's (IsSMDisabled, ...) */
 
 struct smd {
 	struct smd_config cfg;
