@@ -410,11 +410,13 @@ static void respond_status(struct sa *sa, const struct sa_mad *req, const struct
 			   uint16_t status)
 {
 	struct sa_mad resp;
-	/* IBA 15.4: every method its own response, but Set's (and others') is GetResp */
-	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
-			 req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
-			 req->hdr.method == SA_METHOD_GET_MULTI ? SA_METHOD_GET_MULTI_RESP :
-			 SA_METHOD_GET_RESP;
+	/*
+	 * IBA 13.4.5, 15.2.2: a method's response is the method with the
+	 * response bit (GetTable 0x92, GetTraceTable 0x93, Delete 0x95, ...),
+	 * but Set's is GetResp
+	 */
+	uint8_t method = req->hdr.method == SA_METHOD_SET ? SA_METHOD_GET_RESP :
+			 req->hdr.method | MAD_METHOD_RESP_BIT;
 
 	respond_hdr(req, &resp, method, status);
 	sa->stats.errors++;
@@ -1600,6 +1602,23 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	sa->stats.requests++;
 	if (req.hdr.class_version != SA_CLASS_VERSION) {
 		respond_status(sa, &req, from, MAD_STATUS_BAD_VERSION);
+		return;
+	}
+	/*
+	 * What the SA does not do at all (GetTraceTable, and every method the
+	 * SA class does not have) is said so (IBA 13.4.7, status code 2):
+	 * the port's agent takes every request method (mad/port.c) so that
+	 * none goes unanswered
+	 */
+	switch (req.hdr.method) {
+	case SA_METHOD_GET:
+	case SA_METHOD_SET:
+	case SA_METHOD_GET_TABLE:
+	case SA_METHOD_GET_MULTI:
+	case SA_METHOD_DELETE:
+		break;
+	default:
+		respond_status(sa, &req, from, MAD_STATUS_METHOD_UNSUPP);
 		return;
 	}
 	attr = req.hdr.attr_id;

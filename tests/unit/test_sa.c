@@ -214,6 +214,22 @@ static void test_status(void)
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
 	request(sa, 0x33, 0x0099, 0, NULL, 0, 3);
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_UNSUPP);
+	/*
+	 * Methods the SA does not have, on records it serves: GetTraceTable
+	 * (IBA 15.2.2), and one no class defines; each answered with its
+	 * response method (13.4.5) and "method not supported" (13.4.7)
+	 */
+	{
+		static const uint8_t unsupp[] = { SA_METHOD_GET_TRACE_TABLE, 0x20, 0x7f };
+
+		for (size_t i = 0; i < sizeof(unsupp); i++) {
+			request(sa, unsupp[i], SA_ATTR_PATH_RECORD, 0, NULL, 0, 30 + i);
+			CHECK_EQ(nsent, 1);
+			CHECK_EQ(last_status(), MAD_STATUS_METHOD_UNSUPP);
+			CHECK_EQ(sent[0][3], unsupp[i] | MAD_METHOD_RESP_BIT);
+			CHECK_EQ(wire_bits_get(sent[0], 64, 64), 30 + i);
+		}
+	}
 	request(sa, SA_METHOD_SET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 4);
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
 	request(sa, SA_METHOD_DELETE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 5);
@@ -2298,6 +2314,8 @@ static void test_addressing(void)
 		CHECK_EQ(all_sent_to(both[k]), 1);
 		request(sa, SA_METHOD_GET, 0x0099, 0, NULL, 0, 903);
 		CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		request(sa, SA_METHOD_GET_TRACE_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 904);
 		CHECK_EQ(all_sent_to(both[k]), 1);
 		/* RMPP: the first segment, and those an ACK from the requester opens */
 		request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 905 + k);
