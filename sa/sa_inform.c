@@ -8,7 +8,9 @@
  * LID, SL, P_Key index and GRH: the subscriber's partition and path), to
  * the QP InformInfo names (the QP it came from when that is 0), resent
  * until a ReportResp comes back (at most REPORT_TRIES times, RespTimeValue
- * apart but never faster than REPORT_MIN_US).
+ * apart but never faster than REPORT_MIN_US). Each try has a TID of its
+ * own (a kernel refuses a request whose TID is still outstanding:
+ * user_mad.c, is_duplicate); a ReportResp to any of them answers it.
  *
  * Notices the SA issues (Type Subnet Management, producer Class Manager):
  *  - 64 and 65: a port GID came into service or went out of it, found by
@@ -49,10 +51,10 @@ struct report {
 	uint64_t port_guid;
 	uint16_t enumeration;		/* of the subscription it is for */
 	struct mad_addr to;
-	uint32_t tid;
+	uint32_t tid;			/* of the first try; try n has tid + n */
 	uint64_t deadline, interval;
 	unsigned int tries;
-	uint8_t mad[MAD_SIZE];
+	struct sa_mad m;
 };
 
 struct sa_inform_db {
@@ -239,22 +241,27 @@ static uint64_t interval_of(const struct sub *s)
 	return us < REPORT_MIN_US ? REPORT_MIN_US : us > REPORT_MAX_US ? REPORT_MAX_US : us;
 }
 
+/* Try r->tries (from 0), with its own TID */
 static void report_send(struct sa *sa, struct report *r)
 {
+	uint8_t buf[MAD_SIZE];
+
+	r->m.hdr.tid = (uint32_t)(r->tid + r->tries);
 	r->tries++;
 	r->deadline = sa_clock(sa) + r->interval;
 	sa->inf->st.reports_sent++;
+	if (sa_mad_encode(&r->m, buf) < 0)
+		return;
 	if (sa->env->send_req)
-		sa->env->send_req(sa->env->ctx, r->mad, &r->to, (int)(r->interval / 1000));
+		sa->env->send_req(sa->env->ctx, buf, &r->to, (int)(r->interval / 1000));
 	else
-		sa->env->send(sa->env->ctx, r->mad, MAD_SIZE, &r->to);
+		sa->env->send(sa->env->ctx, buf, MAD_SIZE, &r->to);
 }
 
 static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[NOTICE_SIZE],
 		      uint16_t trap)
 {
 	struct sa_inform_db *db = sa->inf;
-	struct sa_mad m;
 	struct report *r;
 
 	if (db->nreports >= REPORTS_MAX) {
@@ -266,14 +273,12 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 		db->st.reports_dropped++;
 		return;
 	}
-	r->tid = ++db->next_tid;
-	sa_mad_init(&m, SA_METHOD_REPORT, SA_ATTR_NOTICE, 0, r->tid);
-	m.attr_offset = NOTICE_SIZE / 8;
-	memcpy(m.data, notice, NOTICE_SIZE);
-	if (sa_mad_encode(&m, r->mad) < 0) {
-		free(r);
-		return;
-	}
+	/* A TID for every try: REPORT_TRIES of them, in a row */
+	r->tid = db->next_tid + 1;
+	db->next_tid += REPORT_TRIES;
+	sa_mad_init(&r->m, SA_METHOD_REPORT, SA_ATTR_NOTICE, 0, r->tid);
+	r->m.attr_offset = NOTICE_SIZE / 8;
+	memcpy(r->m.data, notice, NOTICE_SIZE);
 	r->port_guid = s->port_guid;
 	r->enumeration = s->enumeration;
 	r->to = s->to;
@@ -401,7 +406,7 @@ void sa_report_forward(struct sa *sa, const uint8_t *smp_notice, size_t len, uin
 	}
 }
 
-/* A ReportResp for one of ours (from, TID): it is done */
+/* A ReportResp for one of ours (from, the TID of any of its tries): it is done */
 void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
 {
 	struct sa_inform_db *db = sa->inf;
@@ -409,7 +414,7 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 	for (struct report **pp = db ? &db->reports : NULL; pp && *pp; pp = &(*pp)->next) {
 		struct report *r = *pp;
 
-		if (r->to.slid != from->slid || r->tid != (uint32_t)m->hdr.tid)
+		if (r->to.slid != from->slid || (uint32_t)m->hdr.tid - r->tid >= r->tries)
 			continue;
 		*pp = r->next;
 		db->nreports--;

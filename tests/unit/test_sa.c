@@ -2330,6 +2330,67 @@ static void test_addressing(void)
 	sa_free(sa);
 }
 
+/*
+ * A subscriber's Reports go out as its subscription came (its partition's
+ * P_Key index, its SL, its GRH) to the QP InformInfo names; every retry has
+ * a TID of its own (the kernel refuses a request whose TID is outstanding,
+ * user_mad.c is_duplicate), and a ReportResp to any of them answers it
+ */
+static void test_report_addressing(void)
+{
+	struct sa_env e2 = env;
+	struct fab_port *h1 = port_of("h1", 1);
+	struct mad_addr sub = { .slid = h1->lid, .qpn = 1, .sl = 3, .pkey_index = 4, .grh = true,
+				.gid_index = 0, .hop_limit = 0xff, .traffic_class = 0x10,
+				.flow_label = 0xabcde };
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 66, .qpn = 0x4321,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
+	uint8_t rec[INFORM_SIZE];
+	uint32_t tids[8];
+	struct mad_addr want;
+	unsigned int n = 0;
+	struct sa *sa;
+
+	gid_encode(env.subnet_prefix, h1->guid, sub.gid);
+	e2.now = fake_now;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	inform_info_encode(&ii, rec);
+	req_from = &sub;
+	request(sa, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, rec, INFORM_SIZE, 950);
+	req_from = NULL;
+	CHECK_EQ(last_status(), 0);
+	want = sub;
+	want.qpn = 0x4321;
+	/* A group created: the Report, then three retries, each with a new TID */
+	nsent = 0;
+	sa_report_mcast(sa, mgid, 0xffff, true);
+	for (int k = 0; k < 4; k++) {
+		CHECK_EQ(reports(66, NULL, NULL, &tids[n]), 1);
+		CHECK_EQ(all_sent_to(&want), 1);
+		for (unsigned int j = 0; j < n; j++)
+			CHECK_MSG(tids[j] != tids[n], "try %u reuses the TID 0x%x of try %u", n,
+				  tids[n], j);
+		n++;
+		fake_us += 4000000;
+		nsent = 0;
+		sa_tick(sa);
+	}
+	/* A ReportResp to the second try answers the Report: no more tries */
+	report_resp(sa, tids[1], h1->lid);
+	CHECK_EQ(sa_inform_stats(sa)->reports_answered, 1);
+	for (int k = 0; k < 10; k++) {
+		fake_us += 4000000;
+		nsent = 0;
+		sa_tick(sa);
+		CHECK_EQ(reports(66, NULL, NULL, NULL), 0);
+	}
+	sa_free(sa);
+}
+
 /* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
 
 /* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
@@ -2948,6 +3009,7 @@ int main(void)
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
 	RUN(test_addressing);
+	RUN(test_report_addressing);
 	RUN(test_multipath);
 	RUN(test_lmc_paths);
 	RUN(test_partitions);
