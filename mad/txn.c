@@ -68,6 +68,7 @@ struct txn {
 	txn_mkey_cb mkey;
 	void *mkey_arg;
 	struct txn_stats stats;
+	int err;		/* the transport failed for good (mad_port_fatal): -errno */
 	bool in_dispatch;	/* a callback must not re-enter dispatch */
 
 	/* The window (fixed unless cfg.window_min < cfg.window) */
@@ -217,6 +218,7 @@ static void slot_transmit(struct txn *t, uint32_t i)
 	struct txn_slot *s = &t->slots[i];
 	bool dr = s->req.hdr.mgmt_class == MAD_CLASS_SMI_DR;
 	uint16_t dlid = dr ? LID_PERMISSIVE : s->dlid;
+	int r;
 
 	/*
 	 * Every try gets its own TID so that a late answer, or a late loss
@@ -233,8 +235,13 @@ static void slot_transmit(struct txn *t, uint32_t i)
 	list_append(t, &t->flight, i);
 	s->inflight = (uint16_t)in_flight(t);
 	t->stats.sent++;
-	/* A failed send is retried like a lost one: the deadline covers it */
-	t->ops->send(t->ctx, s->wire, dr, dlid, (int)t->cfg.timeout_ms);
+	/*
+	 * A failed send is retried like a lost one: the deadline covers it.
+	 * One that says the device is gone ends the dispatching (txn_dispatch).
+	 */
+	r = t->ops->send(t->ctx, s->wire, dr, dlid, (int)t->cfg.timeout_ms);
+	if (r < 0 && mad_port_fatal(r) && !t->err)
+		t->err = r;
 }
 
 static void slot_complete(struct txn *t, uint32_t i, int status, const struct smp *resp)
@@ -540,8 +547,13 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 		return;
 	}
 	if (send_status) {
-		/* The transport gave our own request back: lost on the way */
-		if (slot_lookup(t, tid, &i) && !t->slots[i].waiting)
+		/*
+		 * The transport gave our own request back: lost on the way. Only
+		 * an SMP is ours here: the SA's Reports come back the same way
+		 * when the kernel times them out, with TIDs of their own.
+		 */
+		if ((mclass == MAD_CLASS_SMI || mclass == MAD_CLASS_SMI_DR) &&
+		    slot_lookup(t, tid, &i) && !t->slots[i].waiting)
 			slot_expire(t, i, LOSS_REPORTED);
 		else
 			t->stats.unmatched++;
@@ -597,17 +609,26 @@ int txn_dispatch(struct txn *t)
 
 	if (t->in_dispatch)
 		return -EBUSY;
+	if (t->err)
+		return t->err;
 	t->in_dispatch = true;
 
-	/* Bounded per call so one flood cannot starve the timers */
+	/*
+	 * Bounded per call so one flood cannot starve the timers. A receive
+	 * error other than "nothing queued" is the transport's for good: the
+	 * kernel keeps a MAD it could not hand over, and a device gone says
+	 * -EIO to every read.
+	 */
 	while (n++ < 4096) {
 		r = t->ops->recv(t->ctx, buf, &len, &from, &st);
-		if (r == -EAGAIN) {
+		if (r == -EAGAIN || r == -EINTR) {
 			r = 0;
 			break;
 		}
-		if (r < 0)
+		if (r < 0) {
+			t->err = r;
 			break;
+		}
 		handle_mad(t, buf, len, &from, st);
 	}
 	if (r == 0) {
@@ -618,7 +639,7 @@ int txn_dispatch(struct txn *t)
 		fill_window(t);
 	}
 	t->in_dispatch = false;
-	return r;
+	return r < 0 ? r : t->err;
 }
 
 int txn_next_timeout_ms(const struct txn *t)

@@ -20,7 +20,7 @@
 struct txn_ops {
 	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t dlid,
 		    int timeout_ms);
-	/* 0 and one MAD, or -EAGAIN when nothing is queued */
+	/* 0 and one MAD, -EAGAIN when nothing is queued, else a lasting -errno */
 	int (*recv)(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_addr *from,
 		    int *send_status);
 	int (*fd)(void *ctx);
@@ -110,7 +110,12 @@ void txn_set_mkey(struct txn *t, txn_mkey_cb cb, void *arg);
  * answer to an earlier try. Never sends from the caller's stack.
  */
 int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, void *arg);
-/* Receive what is queued, expire what is late, fill the window. */
+/*
+ * Receive what is queued, expire what is late, fill the window. 0, or the
+ * transport's error once it has failed for good (a receive error, or a
+ * send that says the device is gone: mad_port_fatal): from then on every
+ * call returns it at once, and the owner must stop using the port.
+ */
 int txn_dispatch(struct txn *t);
 /* Milliseconds until the next deadline, -1 when nothing is outstanding */
 int txn_next_timeout_ms(const struct txn *t);

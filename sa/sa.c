@@ -43,8 +43,7 @@
 
 struct sa_xfer {
 	struct sa_xfer *next;
-	uint16_t dlid;
-	uint32_t qpn;
+	struct mad_addr to;	/* the request's address: every segment goes there as it came */
 	uint64_t tid;
 	struct sa_mad hdr;	/* the response header every segment carries */
 	uint8_t *payload;
@@ -357,18 +356,19 @@ static void respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t m
 	resp->comp_mask = req->comp_mask;
 }
 
-static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len, uint16_t dlid,
-			 uint32_t qpn)
+/* Every answer goes out as its request came (mad/port.h, struct mad_addr) */
+static void send_mad_len(struct sa *sa, const struct sa_mad *m, size_t len,
+			 const struct mad_addr *to)
 {
 	uint8_t buf[MAD_SIZE];
 
 	if (sa_mad_encode(m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, len, dlid, qpn);
+		sa->env->send(sa->env->ctx, buf, len, to);
 }
 
-static void send_mad(struct sa *sa, const struct sa_mad *m, uint16_t dlid, uint32_t qpn)
+static void send_mad(struct sa *sa, const struct sa_mad *m, const struct mad_addr *to)
 {
-	send_mad_len(sa, m, MAD_SIZE, dlid, qpn);
+	send_mad_len(sa, m, MAD_SIZE, to);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -389,22 +389,24 @@ void sa_respond_record(struct sa *sa, const struct sa_mad *req, const struct mad
 	resp.attr_offset = (uint16_t)((size + 7) / 8);
 	memcpy(resp.data, rec, size < SA_DATA_SIZE ? size : SA_DATA_SIZE);
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 static void respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 			   uint16_t status)
 {
 	struct sa_mad resp;
-	/* IBA 15.4: every method its own response, but Set's (and others') is GetResp */
-	uint8_t method = req->hdr.method == SA_METHOD_GET_TABLE ? SA_METHOD_GET_TABLE_RESP :
-			 req->hdr.method == SA_METHOD_DELETE ? SA_METHOD_DELETE_RESP :
-			 req->hdr.method == SA_METHOD_GET_MULTI ? SA_METHOD_GET_MULTI_RESP :
-			 SA_METHOD_GET_RESP;
+	/*
+	 * IBA 13.4.5, 15.2.2: a method's response is the method with the
+	 * response bit (GetTable 0x92, GetTraceTable 0x93, Delete 0x95, ...),
+	 * but Set's is GetResp
+	 */
+	uint8_t method = req->hdr.method == SA_METHOD_SET ? SA_METHOD_GET_RESP :
+			 req->hdr.method | MAD_METHOD_RESP_BIT;
 
 	respond_hdr(req, &resp, method, status);
 	sa->stats.errors++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 /* RMPP segment n (1-based) of x (IBA 13.6.2.3) */
@@ -441,7 +443,7 @@ static void xfer_send_seg(struct sa *sa, struct sa_xfer *x, uint32_t n)
 		memcpy(m.data, x->payload + off, chunk);
 	sa->stats.segments++;
 	/* The last segment ends after its last record (the rest is padding) */
-	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, x->dlid, x->qpn);
+	send_mad_len(sa, &m, n == x->nseg ? SA_HDR_SIZE + chunk : MAD_SIZE, &x->to);
 }
 
 /* The last segment the receiver's window lets out */
@@ -480,7 +482,7 @@ static void xfer_abort(struct sa *sa, struct sa_xfer *x, uint8_t status)
 	m.rmpp.data1 = 0;
 	m.rmpp.data2 = 0;
 	memset(m.data, 0, SA_DATA_SIZE);
-	send_mad_len(sa, &m, SA_HDR_SIZE, x->dlid, x->qpn);
+	send_mad_len(sa, &m, SA_HDR_SIZE, &x->to);
 }
 
 static void xfer_unlink(struct sa *sa, struct sa_xfer *x)
@@ -505,7 +507,7 @@ static void xfer_finish(struct sa *sa, struct sa_xfer *x, bool done, uint8_t sta
 {
 	if (!done)
 		log_debug("SA: RMPP to LID %u TID 0x%x ends at %u/%u segments%s (status %u)",
-			  x->dlid, (uint32_t)x->tid, x->acked, x->nseg, status ? ", ABORT" : "",
+			  x->to.slid, (uint32_t)x->tid, x->acked, x->nseg, status ? ", ABORT" : "",
 			  status);
 	if (status)
 		xfer_abort(sa, x, status);
@@ -526,7 +528,7 @@ static struct sa_xfer *xfer_of(const struct sa *sa, const struct sa_mad *req,
 			       const struct mad_addr *from)
 {
 	for (struct sa_xfer *x = sa->xfers; x; x = x->next)
-		if (x->dlid == from->slid && x->qpn == from->qpn &&
+		if (x->to.slid == from->slid && x->to.qpn == from->qpn &&
 		    (uint32_t)x->tid == (uint32_t)req->hdr.tid)
 			return x;
 	return NULL;
@@ -597,8 +599,7 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	respond_hdr(req, &x->hdr, method, 0);
 	x->hdr.hdr.attr_id = attr;
 	x->hdr.attr_offset = (uint16_t)(recs->size / 8);
-	x->dlid = from->slid;
-	x->qpn = from->qpn;
+	x->to = *from;
 	x->tid = req->hdr.tid;
 	x->payload = recs->buf;
 	x->len = recs->n * recs->size;
@@ -615,7 +616,7 @@ void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_add
 	sa->port_xfers[owner]++;
 	sa->port_bytes[owner] += (uint32_t)x->len;
 	sa->stats.rmpp_started++;
-	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->dlid,
+	log_debug("SA: RMPP to LID %u TID 0x%x: %zu records, %u segments", x->to.slid,
 		  (uint32_t)x->tid, recs->n, x->nseg);
 	sa->stats.answered++;
 	xfer_pump(sa, x);
@@ -707,6 +708,30 @@ static void rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad
 	}
 }
 
+uint64_t sa_next_tick(const struct sa *sa)
+{
+	uint64_t next = sa_report_next(sa), svc = sa_service_next(sa);
+	int ms = sa_next_timeout_ms(sa);
+
+	if (svc && (!next || svc < next))
+		next = svc;
+	/* RMPP transfers: their deadlines, or now when segments wait to go out */
+	if (ms >= 0) {
+		uint64_t due = sa_now(sa) + (uint64_t)ms * 1000u;
+
+		if (!next || due < next)
+			next = due;
+	}
+	/* GetMulti reassembly: its deadlines are its own to keep */
+	if (sa->rx) {
+		uint64_t soon = sa_now(sa) + SA_TICK_BUSY_US;
+
+		if (!next || soon < next)
+			next = soon;
+	}
+	return next;
+}
+
 void sa_tick(struct sa *sa)
 {
 	uint64_t now;
@@ -733,7 +758,7 @@ void sa_tick(struct sa *sa)
 		if (x->deadline > now)
 			continue;
 		log_debug("SA: RMPP to LID %u TID 0x%x stalled at %u/%u, window %u (%u retries)",
-			  x->dlid, (uint32_t)x->tid, x->acked, x->nseg, x->wlast, x->retries);
+			  x->to.slid, (uint32_t)x->tid, x->acked, x->nseg, x->wlast, x->retries);
 		/*
 		 * A receiver that never ACKed has no RMPP (a bare umad client,
 		 * as every client is under the simulator): retransmitting, or an
@@ -1477,7 +1502,7 @@ static void answer_class_port_info(struct sa *sa, const struct sa_mad *req,
 	class_port_info_encode(&c, d);
 	memcpy(resp.data, d, sizeof(d));
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 }
 
 static void answer_records(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
@@ -1533,7 +1558,7 @@ static void answer_modify(struct sa *sa, const struct sa_mad *req, const struct 
 	resp.attr_offset = (MCR_SIZE + 7) / 8;
 	memcpy(resp.data, rec, MCR_SIZE);
 	sa->stats.answered++;
-	send_mad(sa, &resp, from->slid, from->qpn);
+	send_mad(sa, &resp, from);
 	if (sa->env->mcast_changed)
 		sa->env->mcast_changed(sa->env->ctx);
 }
@@ -1569,6 +1594,23 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 	sa->stats.requests++;
 	if (req.hdr.class_version != SA_CLASS_VERSION) {
 		respond_status(sa, &req, from, MAD_STATUS_BAD_VERSION);
+		return;
+	}
+	/*
+	 * What the SA does not do at all (GetTraceTable, and every method the
+	 * SA class does not have) is said so (IBA 13.4.7, status code 2):
+	 * the port's agent takes every request method (mad/port.c) so that
+	 * none goes unanswered
+	 */
+	switch (req.hdr.method) {
+	case SA_METHOD_GET:
+	case SA_METHOD_SET:
+	case SA_METHOD_GET_TABLE:
+	case SA_METHOD_GET_MULTI:
+	case SA_METHOD_DELETE:
+		break;
+	default:
+		respond_status(sa, &req, from, MAD_STATUS_METHOD_UNSUPP);
 		return;
 	}
 	attr = req.hdr.attr_id;
@@ -1728,7 +1770,7 @@ static void answer_records(struct sa *sa, const struct sa_mad *req, const struct
 		memcpy(resp.data, recs->buf, sa_record_size(req->hdr.attr_id));
 		free(recs->buf);
 		sa->stats.answered++;
-		send_mad(sa, &resp, from->slid, from->qpn);
+		send_mad(sa, &resp, from);
 		return;
 	}
 	send_table(sa, req, from, recs);

@@ -73,15 +73,19 @@ struct sa_env {
 	/* The monotonic clock in microseconds (NULL: the real one); tests set it */
 	uint64_t (*now)(void *ctx);
 	/*
-	 * Send a request (a Report) on the SA agent to (dlid, qpn), expecting a
-	 * response within timeout_ms (a kernel matches the response to it).
-	 * NULL: sent with send().
+	 * Send a request (a Report) on the SA agent to an address, expecting a
+	 * response within timeout_ms (a kernel matches the response to it, and
+	 * refuses another request with the same TID until then). NULL: sent
+	 * with send().
 	 */
-	int (*send_req)(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+	int (*send_req)(void *ctx, const uint8_t mad[MAD_SIZE], const struct mad_addr *to,
 			int timeout_ms);
-	/* Send one MAD (its first len bytes, the rest is zero) on the SA agent to (dlid, qpn) */
-	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		    uint32_t qpn);
+	/*
+	 * Send one MAD (its first len bytes, the rest is zero) on the SA agent
+	 * to an address: an answer goes to its request's mad_addr as it came
+	 * (LID, QP, SL, P_Key index, GRH; mad/port.h)
+	 */
+	int (*send)(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to);
 	void *ctx;
 };
 
@@ -156,10 +160,19 @@ void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_a
 void sa_tick(struct sa *sa);
 /*
  * When sa_tick has RMPP work next: in ms (0: segments wait to go out now),
- * -1 when no transfer is open. An owner whose loop wakes only for MADs
- * arms a timer with it.
+ * -1 when no transfer is open.
  */
 int sa_next_timeout_ms(const struct sa *sa);
+/*
+ * When sa_tick() has something to do next (the SA's clock, monotonic us:
+ * env->now, else txn_now_us()): a Report to resend, a lease to end, an
+ * RMPP transfer's deadline or segments waiting to go out (sa_next_timeout_ms),
+ * a request in segments to watch (SA_TICK_BUSY_US from now while any is
+ * open); 0: nothing waits. An owner whose loop may sleep longer arms a
+ * timer for it.
+ */
+#define SA_TICK_BUSY_US	10000
+uint64_t sa_next_tick(const struct sa *sa);
 const struct sa_stats *sa_stats(const struct sa *sa);
 /*
  * Fair input (sa_queue.c): sa_submit() queues one MAD as it is read

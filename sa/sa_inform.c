@@ -4,10 +4,13 @@
  * 15.2.5.12 InformInfoRecord). A port subscribes with Set(InformInfo),
  * Subscribe 1, and unsubscribes with the same InformInfo and Subscribe 0;
  * the SA answers GetResp(InformInfo). Each matching notice then goes to the
- * subscriber as Report(Notice), to the LID the subscription came from and
+ * subscriber as Report(Notice), addressed as the subscription came (its
+ * LID, SL, P_Key index and GRH: the subscriber's partition and path), to
  * the QP InformInfo names (the QP it came from when that is 0), resent
  * until a ReportResp comes back (at most REPORT_TRIES times, RespTimeValue
- * apart but never faster than REPORT_MIN_US).
+ * apart but never faster than REPORT_MIN_US). Each try has a TID of its
+ * own (a kernel refuses a request whose TID is still outstanding:
+ * user_mad.c, is_duplicate); a ReportResp to any of them answers it.
  *
  * Notices the SA issues (Type Subnet Management, producer Class Manager):
  *  - 64 and 65: a port GID came into service or went out of it, found by
@@ -38,8 +41,7 @@
 
 struct sub {
 	uint64_t port_guid;		/* the subscriber */
-	uint16_t lid;			/* Reports go to (lid, qpn) */
-	uint32_t qpn;
+	struct mad_addr to;		/* Reports go there: the subscription's address */
 	uint16_t enumeration;		/* InformInfoRecord Enum */
 	struct inform_info ii;
 };
@@ -48,12 +50,11 @@ struct report {
 	struct report *next;
 	uint64_t port_guid;
 	uint16_t enumeration;		/* of the subscription it is for */
-	uint16_t dlid;
-	uint32_t qpn;
-	uint32_t tid;
+	struct mad_addr to;
+	uint32_t tid;			/* of the first try; try n has tid + n */
 	uint64_t deadline, interval;
 	unsigned int tries;
-	uint8_t mad[MAD_SIZE];
+	struct sa_mad m;
 };
 
 struct sa_inform_db {
@@ -177,8 +178,8 @@ uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad
 			return 0;
 		}
 		/* Subscribed again: where Reports go may have moved */
-		db->v[i].lid = from->slid;
-		db->v[i].qpn = ii.qpn ? ii.qpn : from->qpn;
+		db->v[i].to = *from;
+		db->v[i].to.qpn = ii.qpn ? ii.qpn : from->qpn;
 		inform_info_encode(&ii, out);
 		return 0;
 	}
@@ -196,13 +197,13 @@ uint16_t sa_inform_set(struct sa *sa, const struct sa_mad *req, const struct mad
 		db->cap = ncap;
 	}
 	db->v[db->n] = (struct sub){
-		.port_guid = who->guid, .lid = from->slid,
-		.qpn = ii.qpn ? ii.qpn : from->qpn, .enumeration = db->next_enum++, .ii = ii,
+		.port_guid = who->guid, .to = *from, .enumeration = db->next_enum++, .ii = ii,
 	};
+	db->v[db->n].to.qpn = ii.qpn ? ii.qpn : from->qpn;
 	db->n++;
 	db->st.subscribed++;
 	log_debug("SA: port 0x%016llx (LID %u QP %u) subscribed to trap %u type %u",
-		  (unsigned long long)who->guid, from->slid, db->v[db->n - 1].qpn, ii.trap_num,
+		  (unsigned long long)who->guid, from->slid, db->v[db->n - 1].to.qpn, ii.trap_num,
 		  ii.type);
 	inform_info_encode(&ii, out);
 	return 0;
@@ -240,23 +241,27 @@ static uint64_t interval_of(const struct sub *s)
 	return us < REPORT_MIN_US ? REPORT_MIN_US : us > REPORT_MAX_US ? REPORT_MAX_US : us;
 }
 
+/* Try r->tries (from 0), with its own TID */
 static void report_send(struct sa *sa, struct report *r)
 {
+	uint8_t buf[MAD_SIZE];
+
+	r->m.hdr.tid = (uint32_t)(r->tid + r->tries);
 	r->tries++;
 	r->deadline = sa_clock(sa) + r->interval;
 	sa->inf->st.reports_sent++;
+	if (sa_mad_encode(&r->m, buf) < 0)
+		return;
 	if (sa->env->send_req)
-		sa->env->send_req(sa->env->ctx, r->mad, r->dlid, r->qpn,
-				  (int)(r->interval / 1000));
+		sa->env->send_req(sa->env->ctx, buf, &r->to, (int)(r->interval / 1000));
 	else
-		sa->env->send(sa->env->ctx, r->mad, MAD_SIZE, r->dlid, r->qpn);
+		sa->env->send(sa->env->ctx, buf, MAD_SIZE, &r->to);
 }
 
 static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[NOTICE_SIZE],
 		      uint16_t trap)
 {
 	struct sa_inform_db *db = sa->inf;
-	struct sa_mad m;
 	struct report *r;
 
 	if (db->nreports >= REPORTS_MAX) {
@@ -268,24 +273,21 @@ static void report_to(struct sa *sa, const struct sub *s, const uint8_t notice[N
 		db->st.reports_dropped++;
 		return;
 	}
-	r->tid = ++db->next_tid;
-	sa_mad_init(&m, SA_METHOD_REPORT, SA_ATTR_NOTICE, 0, r->tid);
-	m.attr_offset = NOTICE_SIZE / 8;
-	memcpy(m.data, notice, NOTICE_SIZE);
-	if (sa_mad_encode(&m, r->mad) < 0) {
-		free(r);
-		return;
-	}
+	/* A TID for every try: REPORT_TRIES of them, in a row */
+	r->tid = db->next_tid + 1;
+	db->next_tid += REPORT_TRIES;
+	sa_mad_init(&r->m, SA_METHOD_REPORT, SA_ATTR_NOTICE, 0, r->tid);
+	r->m.attr_offset = NOTICE_SIZE / 8;
+	memcpy(r->m.data, notice, NOTICE_SIZE);
 	r->port_guid = s->port_guid;
 	r->enumeration = s->enumeration;
-	r->dlid = s->lid;
-	r->qpn = s->qpn;
+	r->to = s->to;
 	r->interval = interval_of(s);
 	r->next = db->reports;
 	db->reports = r;
 	db->nreports++;
 	log_debug("SA: Report of trap %u to LID %u QP %u (port 0x%016llx), TID 0x%08x",
-		  trap, r->dlid, r->qpn,
+		  trap, r->to.slid, r->to.qpn,
 		  (unsigned long long)r->port_guid, r->tid);
 	report_send(sa, r);
 }
@@ -404,7 +406,7 @@ void sa_report_forward(struct sa *sa, const uint8_t *smp_notice, size_t len, uin
 	}
 }
 
-/* A ReportResp for one of ours (from, TID): it is done */
+/* A ReportResp for one of ours (from, the TID of any of its tries): it is done */
 void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
 {
 	struct sa_inform_db *db = sa->inf;
@@ -412,7 +414,7 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 	for (struct report **pp = db ? &db->reports : NULL; pp && *pp; pp = &(*pp)->next) {
 		struct report *r = *pp;
 
-		if (r->dlid != from->slid || r->tid != (uint32_t)m->hdr.tid)
+		if (r->to.slid != from->slid || (uint32_t)m->hdr.tid - r->tid >= r->tries)
 			continue;
 		*pp = r->next;
 		db->nreports--;
@@ -420,6 +422,16 @@ void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr
 		free(r);
 		return;
 	}
+}
+
+uint64_t sa_report_next(const struct sa *sa)
+{
+	uint64_t next = 0;
+
+	for (const struct report *r = sa->inf ? sa->inf->reports : NULL; r; r = r->next)
+		if (!next || r->deadline < next)
+			next = r->deadline;
+	return next;
 }
 
 void sa_report_tick(struct sa *sa)
@@ -443,7 +455,7 @@ void sa_report_tick(struct sa *sa)
 			continue;
 		}
 		log_debug("SA: no ReportResp from LID %u after %u tries: Report given up",
-			  r->dlid, r->tries);
+			  r->to.slid, r->tries);
 		*pp = r->next;
 		db->nreports--;
 		db->st.reports_dropped++;

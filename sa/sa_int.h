@@ -98,6 +98,8 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 			   uint8_t rec[SR_SIZE]);
 /* Leases that ended: their records go (cheap when none is due) */
 void sa_service_expire(struct sa *sa);
+/* The earliest lease end (sa_clock), 0: none */
+uint64_t sa_service_next(const struct sa *sa);
 void sa_service_free(struct sa *sa);
 
 /*
@@ -124,6 +126,8 @@ int sa_inform_collect(struct sa *sa, const struct sa_mad *req, const struct mad_
 		      struct records *r);
 void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from);
 void sa_report_tick(struct sa *sa);
+/* The next Report due again (sa_clock), 0: none waits */
+uint64_t sa_report_next(const struct sa *sa);
 void sa_inform_update(struct sa *sa, const struct fabric *f);
 void sa_inform_free(struct sa *sa);
 

@@ -41,8 +41,7 @@
 
 struct sa_rx {
 	struct sa_rx *next;
-	uint16_t slid;
-	uint32_t qpn;
+	struct mad_addr from;		/* the requester, as segment 1 came */
 	uint32_t tid;
 	struct sa_mad first;		/* segment 1's headers: the request */
 	uint8_t *buf;
@@ -89,7 +88,7 @@ void sa_multipath_tick(struct sa *sa)
 	for (struct sa_rx *x = sa->rx, *next; x; x = next) {
 		next = x->next;
 		if (now - x->born > SA_RX_LIFE_US) {
-			log_debug("SA: GetMulti from LID %u TID 0x%x never completed", x->slid,
+			log_debug("SA: GetMulti from LID %u TID 0x%x never completed", x->from.slid,
 				  x->tid);
 			rx_unlink(sa, x);
 			rx_free(x);
@@ -115,7 +114,7 @@ static void rx_ack(struct sa *sa, const struct sa_mad *seg, const struct mad_add
 	ack.rmpp.data2 = wlast;
 	memset(ack.data, 0, sizeof(ack.data));
 	if (sa_mad_encode(&ack, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from->slid, from->qpn);
+		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from);
 }
 
 /* IBA 13.6.3.3: the receiver gives up on a sender's transfer, and says why */
@@ -136,14 +135,15 @@ static void rx_abort(struct sa *sa, const struct sa_mad *seg, const struct mad_a
 	m.rmpp.data2 = 0;
 	memset(m.data, 0, sizeof(m.data));
 	if (sa_mad_encode(&m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from->slid, from->qpn);
+		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from);
 }
 
 /* The request in reassembly from this sender with this TID (low 32 bits), or NULL */
 static struct sa_rx *rx_of(const struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
 {
 	for (struct sa_rx *x = sa->rx; x; x = x->next)
-		if (x->slid == from->slid && x->qpn == from->qpn && x->tid == (uint32_t)m->hdr.tid)
+		if (x->from.slid == from->slid && x->from.qpn == from->qpn &&
+		    x->tid == (uint32_t)m->hdr.tid)
 			return x;
 	return NULL;
 }
@@ -155,7 +155,7 @@ void sa_multipath_control(struct sa *sa, const struct sa_mad *m, const struct ma
 	/* The sender stops or gives up (IBA 13.6.3.3): so do we */
 	if (x && (m->rmpp.type == RMPP_TYPE_STOP || m->rmpp.type == RMPP_TYPE_ABORT)) {
 		log_debug("SA: GetMulti from LID %u TID 0x%x: the sender ends it (%u, status %u)",
-			  x->slid, x->tid, m->rmpp.type, m->rmpp.status);
+			  x->from.slid, x->tid, m->rmpp.type, m->rmpp.status);
 		rx_unlink(sa, x);
 		rx_free(x);
 	}
@@ -307,7 +307,7 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 	if (!x && seg == 1) {
 		/* A new request; longer than we take (PayloadLength: all segments' bytes)? */
 		for (struct sa_rx *o = sa->rx; o; o = o->next)
-			mine += o->slid == from->slid;
+			mine += o->from.slid == from->slid;
 		if (sa->nrx >= SA_RX_MAX || mine >= SA_RX_PER_PORT ||
 		    req->rmpp.data2 > SA_RX_SEGS * RMPP_SEG_PAYLOAD) {
 			sa->stats.refused++;
@@ -323,8 +323,7 @@ void sa_multipath_handle(struct sa *sa, const struct sa_mad *req, const struct m
 			sa_respond_status(sa, req, from, SA_STATUS_NO_RESOURCES);
 			return;
 		}
-		x->slid = from->slid;
-		x->qpn = from->qpn;
+		x->from = *from;
 		x->tid = (uint32_t)req->hdr.tid;
 		x->first = *req;
 		x->expect = 1;

@@ -251,6 +251,11 @@ static void drop(struct sa *sa, size_t i, bool tell)
  * a drop moves into slot i has been looked at already, and the survivors'
  * earliest lease end is next_us after it.
  */
+uint64_t sa_service_next(const struct sa *sa)
+{
+	return sa->svc ? sa->svc->next_us : 0;
+}
+
 void sa_service_expire(struct sa *sa)
 {
 	struct sa_svc_db *db = sa->svc;

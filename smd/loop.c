@@ -13,6 +13,12 @@
  *  - the control socket (smd/control.c), SIGTERM/SIGINT/SIGHUP, the
  *    watchdog, the sweep, SM-poll, readiness and progress timers.
  *
+ * A port that goes away (HCA reset, driver reload: the kernel kills the
+ * agents, poll says POLLERR and every read and write -EIO for ever) ends
+ * the daemon at once, with a reason in the log and in STATUS= and exit
+ * status 3, so that systemd starts it again on the port as it comes back:
+ * loop_fatal(). Nothing here waits on a descriptor in error.
+ *
  * One round of sweeping (the sweep timer: periodic, smctl resweep, traps):
  *   round_start -> [light sweep] -> light_done -> [heavy sweep] -> heavy_done
  *   -> round_end, each step started from the handler that saw the last one
@@ -28,6 +34,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +81,7 @@ struct loop {
 	sd_event_source *mad_io;	/* the MAD descriptor, when epoll takes it */
 	sd_event_source *poll_timer;	/* else: polled from an idle timer */
 	sd_event_source *txn_timer;	/* the next SMP deadline (with mad_io) */
+	sd_event_source *sa_timer;	/* the SA's next timed step (with mad_io) */
 	sd_event_source *kick;		/* go on with a sweep step that yielded */
 	sd_event_source *work_io;	/* the worker's eventfd */
 	sd_event_source *sweep_timer;
@@ -101,6 +109,7 @@ struct loop {
 	const char *what;		/* the handler running, for the slow-handler count */
 	bool ready;			/* READY=1 sent */
 	bool ready_timed_out;
+	bool ending;			/* loop_fatal() ran: the loop is on its way out */
 	char status[512];		/* the last STATUS= sent */
 	struct sweep_result *once_res;	/* --once: where the result goes */
 	struct sweep_result res;	/* the heavy sweep running */
@@ -117,6 +126,75 @@ struct loop {
 
 static void loop_pump(struct loop *lp);
 static void round_end(struct loop *lp);
+
+/*
+ * The daemon cannot go on: say why once (the log, STATUS=), end the loop,
+ * exit with status (smd(8), EXIT STATUS). Later calls change nothing.
+ */
+static void loop_fatal(struct loop *lp, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void loop_fatal(struct loop *lp, int status, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	if (lp->ending)
+		return;
+	lp->ending = true;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_error("%s", msg);
+	if (!lp->smd->once)
+		sd_notifyf(0, "STOPPING=1\nSTATUS=%s", msg);
+	lp->smd->exit_status = status;
+	sd_event_exit(lp->ev, status);
+}
+
+/*
+ * The port's transport failed for good (mad_port_fatal, any receive error,
+ * or the descriptor in error): how, and the error when there is one
+ */
+static void transport_failed(struct loop *lp, int r, const char *how)
+{
+	const struct mad_port_attr *a = mad_port_attr(lp->smd->port);
+
+	loop_fatal(lp, SMD_EXIT_TRANSPORT, "InfiniBand port %s:%d is gone (%s%s%s); exiting so "
+		   "that smd starts again on it", a->ca_name, a->port_num, how, r < 0 ? ": " : "",
+		   r < 0 ? strerror(-r) : "");
+}
+
+/*
+ * r: what txn_dispatch() said (0: nothing); with a send that said the
+ * device is gone (smd->transport_err), false, and the loop ends
+ */
+static bool port_ok(struct loop *lp, int r)
+{
+	if (lp->ending)
+		return false;
+	if (r == 0 || r == -EBUSY)
+		r = lp->smd->transport_err;
+	if (r < 0) {
+		transport_failed(lp, r, lp->smd->transport_err ? "a send failed" :
+			       "reading MADs failed");
+		return false;
+	}
+	return true;
+}
+
+/* Receive and send what is due; false when the transport has failed */
+static bool dispatch(struct loop *lp)
+{
+	return !lp->ending && port_ok(lp, txn_dispatch(lp->smd->txn));
+}
+
+/* What the transaction layer has taken in: answers, losses, requests */
+static uint64_t txn_events(const struct txn *t)
+{
+	const struct txn_stats *st = txn_stats(t);
+
+	return st->answered + st->timeouts + st->unmatched + st->unsolicited + st->malformed;
+}
 
 static bool sweeping_state(const struct smd *smd)
 {
@@ -252,21 +330,15 @@ static void arm_trap_due(struct loop *lp)
 		arm_timer(lp, due > now ? due - now : 0);
 }
 
-/*
- * The transaction layer's next deadline, or the SA's (RMPP resends and
- * ends), when no poll timer looks anyway
- */
+/* The transaction layer's next deadline, when no poll timer looks anyway */
 static void arm_txn_timer(struct loop *lp)
 {
-	int ms, sa_ms;
+	int ms;
 	uint64_t now;
 
 	if (!lp->txn_timer)
 		return;
 	ms = txn_next_timeout_ms(lp->smd->txn);
-	sa_ms = lp->smd->sa ? sa_next_timeout_ms(lp->smd->sa) : -1;
-	if (sa_ms >= 0 && (ms < 0 || sa_ms < ms))
-		ms = sa_ms;
 	if (ms < 0) {
 		sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
 		return;
@@ -274,6 +346,28 @@ static void arm_txn_timer(struct loop *lp)
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(lp->txn_timer, now + (uint64_t)ms * 1000u);
 	sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_ONESHOT);
+}
+
+/*
+ * The SA's next timed step (a Report to resend, an RMPP transfer to watch,
+ * a lease to end), when no poll timer looks anyway: on a real port the
+ * loop may sleep for as long as nothing arrives
+ */
+static void arm_sa_timer(struct loop *lp)
+{
+	uint64_t due, t, now;
+
+	if (!lp->sa_timer)
+		return;
+	due = sa_next_tick(lp->smd->sa);
+	if (!due) {
+		sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_OFF);
+		return;
+	}
+	t = txn_now_us();
+	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
+	sd_event_source_set_time(lp->sa_timer, now + (due > t ? due - t : 0));
+	sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_ONESHOT);
 }
 
 void loop_kick(struct loop *lp)
@@ -790,7 +884,8 @@ static void loop_pump(struct loop *lp)
 	uint64_t t0 = txn_now_us();
 
 	for (;;) {
-		txn_dispatch(smd->txn);
+		if (!dispatch(lp))
+			return;
 		sa_answer(lp);
 		sa_tick(smd->sa);
 		/* RMPP segments a receiver's window lets out, past one burst */
@@ -799,7 +894,8 @@ static void loop_pump(struct loop *lp)
 		if (!round_advance(lp))
 			break;
 		if (txn_now_us() - t0 > LOOP_SLICE_US) {
-			txn_dispatch(smd->txn);
+			if (!dispatch(lp))
+				return;
 			sa_answer(lp);
 			loop_kick(lp);
 			break;
@@ -808,13 +904,27 @@ static void loop_pump(struct loop *lp)
 	/* Joins and leaves just answered: their trees and MFT blocks (not during a sweep) */
 	mcast_run(smd);
 	if (txn_queued(smd->txn)) {
-		txn_dispatch(smd->txn);
+		uint64_t seen = txn_events(smd->txn);
+
+		if (!dispatch(lp))
+			return;
 		sa_answer(lp);
+		/*
+		 * What came in with it (the last answer of a sweep step, of
+		 * a multicast update) is looked at in the next turn: on a
+		 * real port nothing else may wake the loop for it
+		 */
+		if (txn_events(smd->txn) != seen)
+			loop_kick(lp);
 	}
+	/* The SA's answers and Reports went out meanwhile: did the port take them? */
+	if (!port_ok(lp, 0))
+		return;
 	if (smd->resweep && sweeping_state(smd) && lp->round == ROUND_IDLE)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	arm_trap_due(lp);
 	arm_txn_timer(lp);
+	arm_sa_timer(lp);
 }
 
 /* ---- event handlers ---- */
@@ -854,6 +964,17 @@ static int on_mad(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	struct loop *lp = userdata;
 
 	lp->what = "MADs";
+	/*
+	 * The kernel says EPOLLERR for ever once the device is gone (its
+	 * agents are dead: user_mad.c); level-triggered, it would wake the
+	 * loop at once every time. HUP: the descriptor has no other end.
+	 */
+	if (revents & (EPOLLERR | EPOLLHUP)) {
+		sd_event_source_set_enabled(s, SD_EVENT_OFF);
+		transport_failed(lp, 0, revents & EPOLLERR ? "the umad device reports EPOLLERR" :
+				 "the umad device reports EPOLLHUP");
+		return 0;
+	}
 	loop_pump(lp);
 	return 0;
 }
@@ -863,6 +984,15 @@ static int on_txn_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct loop *lp = userdata;
 
 	lp->what = "SMP or SA deadline";
+	loop_pump(lp);
+	return 0;
+}
+
+static int on_sa_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "SA timer";
 	loop_pump(lp);
 	return 0;
 }
@@ -916,8 +1046,17 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		 * started waiting: read whatever is there either way (reads
 		 * never block).
 		 */
-		poll(&pfd, 1, to);
+		pfd.revents = 0;
+		if (poll(&pfd, 1, to) > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL))) {
+			transport_failed(lp, 0, pfd.revents & POLLNVAL ?
+					 "the umad descriptor is not open (POLLNVAL)" :
+					 pfd.revents & POLLERR ? "the umad device reports POLLERR" :
+					 "the umad device reports POLLHUP");
+			return 0;
+		}
 		loop_pump(lp);
+		if (lp->ending)
+			return 0;
 		/* SA requests and traps, which the transaction layer passes on */
 		requests = txn_stats(txn)->unsolicited != seen;
 		seen = txn_stats(txn)->unsolicited;
@@ -1038,6 +1177,8 @@ static int add_sources(struct loop *lp)
 	if (r < 0)
 		return setup_failed("create the worker's eventfd", r);
 	r = sd_event_add_io(lp->ev, &lp->mad_io, mad_port_fd(smd->port), EPOLLIN, on_mad, lp);
+	if (r >= 0)
+		log_debug("MADs: waiting on the umad descriptor (epoll)");
 	if (r == -EBADF || r == -EPERM) {
 		log_debug("MAD port fd cannot be watched (%s): polling it", strerror(-r));
 		/* accuracy 1 us: sd-event's default (0) lets a timer slip 250 ms */
@@ -1050,6 +1191,11 @@ static int add_sources(struct loop *lp)
 				      on_txn_timer, lp);
 		if (r >= 0)
 			r = sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
+		if (r >= 0)
+			r = sd_event_add_time(lp->ev, &lp->sa_timer, CLOCK_MONOTONIC, 0, 1000,
+					      on_sa_timer, lp);
+		if (r >= 0)
+			r = sd_event_source_set_enabled(lp->sa_timer, SD_EVENT_OFF);
 	}
 	if (r < 0)
 		return setup_failed("watch the MAD port", r);
@@ -1230,6 +1376,7 @@ out:
 	sd_event_source_unref(lp->mad_io);
 	sd_event_source_unref(lp->poll_timer);
 	sd_event_source_unref(lp->txn_timer);
+	sd_event_source_unref(lp->sa_timer);
 	sd_event_source_unref(lp->kick);
 	sd_event_source_unref(lp->work_io);
 	sd_event_source_unref(lp->sweep_timer);

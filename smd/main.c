@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <systemd/sd-daemon.h>
 
 #include "autoconfig.h"
 #include "util/log.h"
@@ -58,12 +59,10 @@ static void usage(FILE *out)
 		"  -V, --version       print the version\n");
 }
 
-static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		   uint32_t qpn)
+/* An SA answer, to its request's address */
+static int sa_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
-	struct smd *smd = ctx;
-
-	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, len, dlid, qpn, 0);
+	return smd_send(ctx, MAD_AGENT_SA, mad, len, to, 0);
 }
 
 /* Tables of the ports being read (smd/vlread.c): the SA answers BUSY for those */
@@ -212,6 +211,66 @@ static void reload_config(struct smd *smd)
 	}
 	/* The cabling plan too: a plan refused leaves the one in force (smd/cabling.c) */
 	cabling_reload(smd, "SIGHUP");
+}
+
+/*
+ * The SM's port; on failure, why, said for the operator, and the exit
+ * status (smd(8), EXIT STATUS): > 0. STATUS= too, for systemctl status.
+ */
+static int open_port(struct smd *smd)
+{
+	const char *spec = smd->cfg.port[0] ? smd->cfg.port : NULL;
+	struct mad_port_failure why;
+	char port[160], msg[1024];
+	int r, rc = EXIT_FAILURE;
+
+	r = mad_port_open_sm(spec, &smd->port, &why);
+	if (r == 0)
+		return 0;
+	if (why.attr.ca_name[0])
+		snprintf(port, sizeof(port), "%s:%d", why.attr.ca_name, why.attr.port_num);
+	else
+		snprintf(port, sizeof(port), "%s", spec ? spec : "(first with link up)");
+	switch (why.stage) {
+	case MAD_PORT_STAGE_ISSM_BUSY:
+		snprintf(msg, sizeof(msg), "another SM owns port %s: %s is held open by another "
+			 "process (opensm, or another smd); stop it, or give smd another port",
+			 port, why.path);
+		rc = SMD_EXIT_SM_BUSY;
+		break;
+	case MAD_PORT_STAGE_SM_DISABLED:
+		snprintf(msg, sizeof(msg), "port %s cannot run an SM: its PortInfo says "
+			 "IsSMDisabled (CapabilityMask 0x%08x; on a multi-plane HCA the SM "
+			 "runs on the plane's SMI device)", port, why.attr.cap_mask);
+		rc = SMD_EXIT_NOT_SM_PORT;
+		break;
+	case MAD_PORT_STAGE_SMI:
+		snprintf(msg, sizeof(msg), "port %s cannot run an SM: libibumad finds no SMI "
+			 "device (QP0) for it", port);
+		rc = SMD_EXIT_NOT_SM_PORT;
+		break;
+	case MAD_PORT_STAGE_AGENT_SA:
+		snprintf(msg, sizeof(msg), "port %s: the kernel refused smd's SA agent (%s): "
+			 "another SA serves this port, or the umad module is too old; not "
+			 "running an SM without its SA", port, strerror(-r));
+		break;
+	case MAD_PORT_STAGE_AGENT_SMI:
+		snprintf(msg, sizeof(msg), "port %s: the kernel refused smd's SM agents (%s): "
+			 "another SM serves this port", port, strerror(-r));
+		break;
+	case MAD_PORT_STAGE_ISSM:
+		snprintf(msg, sizeof(msg), "port %s: cannot open %s: %s", port,
+			 why.path[0] ? why.path : "its issm device", strerror(-r));
+		break;
+	default:
+		snprintf(msg, sizeof(msg), "cannot open InfiniBand port %s: %s%s", port,
+			 strerror(-r), r == -ENODEV ? " (no such port, or no port with its link up)" :
+			 "");
+		break;
+	}
+	log_error("%s", msg);
+	sd_notifyf(0, "STATUS=%s", msg);
+	return rc;
 }
 
 static const struct loop_ops loop_ops = {
@@ -397,12 +456,10 @@ int main(int argc, char **argv)
 		pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	}
 
-	r = mad_port_open(smd.cfg.port[0] ? smd.cfg.port : NULL, &smd.port);
-	if (r < 0) {
-		log_error("cannot open InfiniBand port %s: %s%s", smd.cfg.port[0] ? smd.cfg.port :
-			  "(first with link up)", strerror(-r),
-			  r == -ENODEV ? " (no such port, or no port with its link up)" : "");
-		return EXIT_FAILURE;
+	r = open_port(&smd);
+	if (r > 0) {
+		part_conf_free(smd.parts);
+		return r;
 	}
 	const struct mad_port_attr *pa = mad_port_attr(smd.port);
 
@@ -468,9 +525,11 @@ int main(int argc, char **argv)
 	{
 		struct sweep_result res;
 
-		/* The loop logs a failed sweep (or its own failure) */
+		/* The loop logs a failed sweep (or its own failure, or the port's) */
 		r = loop_run(&smd, &loop_ops, &res);
-		if (r < 0)
+		if (smd.exit_status)
+			rc = smd.exit_status;
+		else if (r < 0)
 			rc = EXIT_FAILURE;
 		else
 			rc = once && !res.up ? EXIT_NOT_UP : 0;

@@ -59,12 +59,10 @@ static int sa_smp(void *ctx, const struct fab_port *p, uint8_t method, uint16_t 
 }
 
 /* A Report: the kernel waits timeout_ms for its ReportResp (the SA resends itself) */
-static int sa_send_req(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+static int sa_send_req(void *ctx, const uint8_t mad[MAD_SIZE], const struct mad_addr *to,
 		       int timeout_ms)
 {
-	struct smd *smd = ctx;
-
-	return mad_port_send_len(smd->port, MAD_AGENT_SA, mad, MAD_SIZE, dlid, qpn, timeout_ms);
+	return smd_send(ctx, MAD_AGENT_SA, mad, MAD_SIZE, to, timeout_ms);
 }
 
 /* A service registered, replaced or gone: the database follows at once */

@@ -557,6 +557,7 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 	struct sm_info si = { 0 };
 	uint8_t buf[MAD_SIZE];
 	uint16_t status = 0;
+	struct mad_addr to;
 	struct smp smp;
 	uint8_t hop_ptr;
 	bool dr, shown;
@@ -592,8 +593,13 @@ void sm_handle_sminfo(struct smd *smd, const uint8_t *mad, size_t len,
 	sm_info_encode(&si, smp.data);
 	if (smp_encode(&smp, buf) < 0)
 		return;
-	r = mad_port_send(smd->port, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf,
-			  dr ? LID_PERMISSIVE : from->slid, dr ? 0 : from->qpn, 0);
+	/* As the request came (its SL and P_Key index); DR: back along its path */
+	to = *from;
+	if (dr) {
+		to.slid = LID_PERMISSIVE;
+		to.qpn = 0;
+	}
+	r = smd_send(smd, dr ? MAD_AGENT_SMI_DR : MAD_AGENT_SMI, buf, MAD_SIZE, &to, 0);
 	if (r < 0)
 		log_debug_errno(r, "SMInfo answer to LID %u failed", from->slid);
 }

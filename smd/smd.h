@@ -65,6 +65,11 @@ struct sm_peer {
 
 #define SM_PEERS_MAX	32
 
+/* Exit statuses beyond 0, 1 and 2 (smd(8), EXIT STATUS) */
+#define SMD_EXIT_TRANSPORT	3	/* the port went away: systemd restarts smd */
+#define SMD_EXIT_SM_BUSY	4	/* another SM holds the port's issm */
+#define SMD_EXIT_NOT_SM_PORT	5	/* the port cannot be an SM's (IsSMDisabled, ...) */
+
 struct smd {
 	struct smd_config cfg;
 	const char *config_path;	/* to read again on SIGHUP; NULL: none */
@@ -76,6 +81,8 @@ struct smd {
 	/* Keys the command line set (-d, -p, -C): they win over the file's */
 	const char *arg_db, *arg_port, *arg_capture;
 	struct mad_port *port;
+	int transport_err;		/* a send said the device is gone: the loop ends smd */
+	int exit_status;		/* the loop decided how smd exits (0: as usual) */
 	struct txn *txn;
 	struct store *store;		/* NULL: running without persistence */
 	struct fabric *fabric;		/* the model of the last sweep */
@@ -118,5 +125,19 @@ struct smd {
 	uint64_t sminfo_refused_logged;	/* the count at the last log line */
 	uint64_t sminfo_refused_when;	/* monotonic us of that line */
 };
+
+/*
+ * Send on smd's port (mad_port_send_to); an error that says the device
+ * has gone away is kept in transport_err, which ends the daemon
+ */
+static inline int smd_send(struct smd *smd, enum mad_agent agent, const uint8_t mad[MAD_SIZE],
+			   size_t len, const struct mad_addr *to, int timeout_ms)
+{
+	int r = mad_port_send_to(smd->port, agent, mad, len, to, timeout_ms);
+
+	if (r < 0 && mad_port_fatal(r) && !smd->transport_err)
+		smd->transport_err = r;
+	return r;
+}
 
 #endif

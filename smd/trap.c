@@ -246,8 +246,9 @@ static void repress(struct smd *smd, const uint8_t *mad, size_t len, const struc
 			  from->slid);
 		return;
 	}
+	/* To the trap's sender as the trap came (its SL and P_Key index) */
 	if (smp_encode(&smp, buf) == 0)
-		mad_port_send(smd->port, MAD_AGENT_SMI, buf, from->slid, 0, 0);
+		smd_send(smd, MAD_AGENT_SMI, buf, MAD_SIZE, from, 0);
 }
 
 void trap_handle(struct smd *smd, const uint8_t *mad, size_t len, const struct mad_addr *from)

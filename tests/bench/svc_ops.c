@@ -22,13 +22,12 @@
 
 static size_t nsent, nok;
 
-static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		      uint32_t qpn)
+static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len,
+		      const struct mad_addr *to)
 {
 	(void)ctx;
 	(void)len;
-	(void)dlid;
-	(void)qpn;
+	(void)to;
 	nsent++;
 	nok += !mad[4] && !mad[5];
 	return 0;

@@ -52,6 +52,8 @@
  *                             (GetTable; get=1: Get, one record, one MAD)
  *   table attr=ID             any GetTable, all records: one line per record
  *                             "rec i=N lost=0xWORDS hex=(its first 32 bytes)"
+ *   raw method= attr= [mask=]  any method on any attribute, no data: the
+ *                             answer's status and method (GetTraceTable 0x13)
  * --issm holds issm open: ibsim hands unsolicited MADs (Reports) only to
  * such a client (tests/sim/README.md).
  */
@@ -624,6 +626,23 @@ static int v_cpi(void)
 	/* IBA 13.4.8.1: CapabilityMask bytes 2-3, CapabilityMask2 the next 27 bits */
 	printf("cpi capmask=0x%04x capmask2=0x%07x resptime=%u\n", get16(a.data + 2),
 	       get32(a.data + 4) >> 5, a.data[7] & 0x1f);
+	free(a.data);
+	return 0;
+}
+
+static int v_raw(const struct kv *o)
+{
+	uint8_t m[MAD_SIZE];
+	struct answer a;
+	int r;
+
+	header(m, (unsigned)num(o, "method", M_GET), (unsigned)num(o, "attr", A_PR), 0,
+	       num(o, "mask", 0));
+	r = txn(m, &a);
+	if (r < 0)
+		return fail("raw", &a, r);
+	printf("raw status=0x%04x method=0x%02x attr=0x%04x\n", a.status, a.first[3],
+	       get16(a.first + 16));
 	free(a.data);
 	return 0;
 }
@@ -1269,6 +1288,8 @@ static int run(int argc, char **argv)
 		r = v_tables(verb, &o);
 	else if (!strcmp(verb, "table"))
 		r = v_table(&o);
+	else if (!strcmp(verb, "raw"))
+		r = v_raw(&o);
 	else if (!strcmp(verb, "sleep"))
 		r = (usleep((useconds_t)(num(&o, "ms", 100) * 1000)), 0);
 	else {

@@ -297,8 +297,9 @@ sim_console "Unlink \"$v\"[1]"
 check wait_for "$tmp/listen" "^report trap=65 .*gid=$(gid_of "$gv") " 1
 check test "$(sweeps_of $((nodes - 1)))" -eq 1
 check wait_for "$tmp/listen" "^report trap=65 .*gid=$(gid_of "$gv") " 2
-# the same Report twice (the first was not answered): one TID
-check test "$(grep "^report trap=65" "$tmp/listen" | sed 's/.*tid=//' | sort -u | wc -l)" -eq 1
+# the same Report twice (the first was not answered), each try with a TID
+# of its own: a kernel refuses a request whose TID is still outstanding
+check test "$(grep "^report trap=65" "$tmp/listen" | sed 's/.*tid=//' | sort -u | wc -l)" -eq 2
 c0=$(sweeps_of "$nodes")
 sim_console "Link \"$vsw\"[$vport] \"$v\"[1]"
 check wait_for "$tmp/listen" "^report trap=64 .*gid=$(gid_of "$gv") " 1

@@ -292,14 +292,13 @@ static void check_model(struct fabric *f, struct tally *t, unsigned long iter)
 
 static unsigned int sent_count;
 
-static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		      uint32_t qpn)
+static int count_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len,
+		      const struct mad_addr *to)
 {
 	(void)ctx;
 	(void)mad;
 	(void)len;
-	(void)dlid;
-	(void)qpn;
+	(void)to;
 	sent_count++;
 	return 0;
 }

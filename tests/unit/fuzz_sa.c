@@ -349,9 +349,10 @@ static struct seen_xfer *open_find(uint16_t dlid, uint32_t qpn, uint32_t tid, bo
 }
 
 /* Every MAD the SA sends is checked here, as it leaves */
-static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		     uint32_t qpn)
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
+	uint16_t dlid = to->slid;
+	uint32_t qpn = to->qpn;
 	uint8_t buf[MAD_SIZE] = { 0 };
 	struct sa_mad m;
 
@@ -506,9 +507,11 @@ static struct {
 } reported[REPORTS_SEEN];
 static size_t nreported;
 
-static int fake_send_req(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint32_t qpn,
+static int fake_send_req(void *ctx, const uint8_t mad[MAD_SIZE], const struct mad_addr *to,
 			 int timeout_ms)
 {
+	uint16_t dlid = to->slid;
+	uint32_t qpn = to->qpn;
 	bool client = false;
 
 	(void)ctx;

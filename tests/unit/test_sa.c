@@ -35,17 +35,18 @@ static unsigned int nsent;
 static size_t sent_len[MAX_SENT];
 static uint16_t sent_dlid[MAX_SENT];
 static uint32_t sent_qpn[MAX_SENT];
+static struct mad_addr sent_to[MAX_SENT];
 
-static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, uint16_t dlid,
-		     uint32_t qpn)
+static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], size_t len, const struct mad_addr *to)
 {
 	CHECK(len >= SA_HDR_SIZE && len <= MAD_SIZE);
 	if (nsent < MAX_SENT) {
 		/* What a receiver gets: the first len bytes, zeros after */
 		memset(sent[nsent], 0, MAD_SIZE);
 		memcpy(sent[nsent], mad, len);
-		sent_dlid[nsent] = dlid;
-		sent_qpn[nsent] = qpn;
+		sent_dlid[nsent] = to->slid;
+		sent_qpn[nsent] = to->qpn;
+		sent_to[nsent] = *to;
 		sent_len[nsent++] = len;
 	}
 	return 0;
@@ -229,6 +230,22 @@ static void test_status(void)
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
 	request(sa, 0x33, 0x0099, 0, NULL, 0, 3);
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_UNSUPP);
+	/*
+	 * Methods the SA does not have, on records it serves: GetTraceTable
+	 * (IBA 15.2.2), and one no class defines; each answered with its
+	 * response method (13.4.5) and "method not supported" (13.4.7)
+	 */
+	{
+		static const uint8_t unsupp[] = { SA_METHOD_GET_TRACE_TABLE, 0x20, 0x7f };
+
+		for (size_t i = 0; i < sizeof(unsupp); i++) {
+			request(sa, unsupp[i], SA_ATTR_PATH_RECORD, 0, NULL, 0, 30 + i);
+			CHECK_EQ(nsent, 1);
+			CHECK_EQ(last_status(), MAD_STATUS_METHOD_UNSUPP);
+			CHECK_EQ(sent[0][3], unsupp[i] | MAD_METHOD_RESP_BIT);
+			CHECK_EQ(wire_bits_get(sent[0], 64, 64), 30 + i);
+		}
+	}
 	request(sa, SA_METHOD_SET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 4);
 	CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
 	request(sa, SA_METHOD_DELETE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 5);
@@ -3074,6 +3091,143 @@ static void test_inform_unsubscribe_reports(void)
 	sa_free(sa);
 }
 
+/* ---- Answers addressed as their requests came (issue 26) ---- */
+
+static bool same_addr(const struct mad_addr *a, const struct mad_addr *b)
+{
+	return a->slid == b->slid && a->qpn == b->qpn && a->sl == b->sl &&
+	       a->pkey_index == b->pkey_index && a->grh == b->grh &&
+	       (!a->grh || (a->gid_index == b->gid_index && a->hop_limit == b->hop_limit &&
+			    a->traffic_class == b->traffic_class &&
+			    a->flow_label == b->flow_label && !memcmp(a->gid, b->gid, 16)));
+}
+
+/* Every MAD sent since nsent was cleared went to *to, as it is */
+static unsigned int all_sent_to(const struct mad_addr *to)
+{
+	for (unsigned int i = 0; i < nsent; i++)
+		CHECK_MSG(same_addr(&sent_to[i], to), "MAD %u of %u went to LID %u SL %u P_Key "
+			  "index %u GRH %u, not as the request came", i, nsent, sent_to[i].slid,
+			  sent_to[i].sl, sent_to[i].pkey_index, sent_to[i].grh);
+	return nsent;
+}
+
+/*
+ * IBA 13.5.4: a response goes back with its request's P_Key index and SL,
+ * and with a GRH when the request had one (the requester's kernel drops it
+ * otherwise): every kind of answer, status or records, one MAD or RMPP
+ */
+static void test_addressing(void)
+{
+	struct fab_port *h1 = port_of("h1", 1);
+	struct mad_addr with = { .slid = h1->lid, .qpn = 0x42, .sl = 5, .pkey_index = 3,
+				 .grh = true, .gid_index = 1, .hop_limit = 0xff,
+				 .traffic_class = 0x28, .flow_label = 0x12345 };
+	const struct mad_addr without = { .slid = h1->lid, .qpn = 1, .sl = 9, .pkey_index = 2 };
+	const struct mad_addr *both[] = { &with, &without };
+	uint8_t rec[128] = { 0 };
+	struct sa *sa;
+
+	gid_encode(env.subnet_prefix, h1->guid, with.gid);
+	CHECK_EQ(sa_new(&env, &sa), 0);
+	for (int k = 0; k < 2; k++) {
+		req_from = both[k];
+		/* Not up yet: BUSY, as the request came */
+		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 0, NULL, 0, 900);
+		CHECK_EQ(last_status(), MAD_STATUS_BUSY);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+	}
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	for (int k = 0; k < 2; k++) {
+		req_from = both[k];
+		/* A record */
+		rec[0] = (uint8_t)(h1->lid >> 8);
+		rec[1] = (uint8_t)h1->lid;
+		request(sa, SA_METHOD_GET, SA_ATTR_NODE_RECORD, 1, rec, sizeof(rec), 901);
+		CHECK_EQ(last_status(), 0);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		/* ClassPortInfo, an error status, a method the SA lacks */
+		request(sa, SA_METHOD_GET, SA_ATTR_CLASS_PORT_INFO, 0, NULL, 0, 902);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		request(sa, SA_METHOD_GET, 0x0099, 0, NULL, 0, 903);
+		CHECK_EQ(last_status(), MAD_STATUS_METHOD_ATTR_UNSUPP);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		request(sa, SA_METHOD_GET_TRACE_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 904);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		/* RMPP: the first segment, and those an ACK from the requester opens */
+		request(sa, SA_METHOD_GET_TABLE, SA_ATTR_PATH_RECORD, 0, NULL, 0, 905 + k);
+		CHECK_EQ(all_sent_to(both[k]), 1);
+		nsent = 0;
+		ack(sa, 905 + k, RMPP_TYPE_ACK, 1, 4);
+		CHECK_EQ(all_sent_to(both[k]), 3);
+		nsent = 0;
+		ack(sa, 905 + k, RMPP_TYPE_STOP, 1, 1);
+	}
+	req_from = NULL;
+	sa_free(sa);
+}
+
+/*
+ * A subscriber's Reports go out as its subscription came (its partition's
+ * P_Key index, its SL, its GRH) to the QP InformInfo names; every retry has
+ * a TID of its own (the kernel refuses a request whose TID is outstanding,
+ * user_mad.c is_duplicate), and a ReportResp to any of them answers it
+ */
+static void test_report_addressing(void)
+{
+	struct sa_env e2 = env;
+	struct fab_port *h1 = port_of("h1", 1);
+	struct mad_addr sub = { .slid = h1->lid, .qpn = 1, .sl = 3, .pkey_index = 4, .grh = true,
+				.gid_index = 0, .hop_limit = 0xff, .traffic_class = 0x10,
+				.flow_label = 0xabcde };
+	struct inform_info ii = { .lid_begin = 0xffff, .generic = 1, .subscribe = 1,
+				  .type = NOTICE_TYPE_SM, .trap_num = 66, .qpn = 0x4321,
+				  .producer = NOTICE_PRODUCER_CLASS_MGR };
+	uint8_t mgid[16] = { 0xff, 0x12, 0x60, 0x1b, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9 };
+	uint8_t rec[INFORM_SIZE];
+	uint32_t tids[8];
+	struct mad_addr want;
+	unsigned int n = 0;
+	struct sa *sa;
+
+	gid_encode(env.subnet_prefix, h1->guid, sub.gid);
+	e2.now = fake_now;
+	fake_us = 5000000;
+	CHECK_EQ(sa_new(&e2, &sa), 0);
+	CHECK_EQ(sa_update(sa, fab, NULL), 0);
+	inform_info_encode(&ii, rec);
+	req_from = &sub;
+	request(sa, SA_METHOD_SET, SA_ATTR_INFORM_INFO, 0, rec, INFORM_SIZE, 950);
+	req_from = NULL;
+	CHECK_EQ(last_status(), 0);
+	want = sub;
+	want.qpn = 0x4321;
+	/* A group created: the Report, then three retries, each with a new TID */
+	nsent = 0;
+	sa_report_mcast(sa, mgid, 0xffff, true);
+	for (int k = 0; k < 4; k++) {
+		CHECK_EQ(reports(66, NULL, NULL, &tids[n]), 1);
+		CHECK_EQ(all_sent_to(&want), 1);
+		for (unsigned int j = 0; j < n; j++)
+			CHECK_MSG(tids[j] != tids[n], "try %u reuses the TID 0x%x of try %u", n,
+				  tids[n], j);
+		n++;
+		fake_us += 4000000;
+		nsent = 0;
+		sa_tick(sa);
+	}
+	/* A ReportResp to the second try answers the Report: no more tries */
+	report_resp(sa, tids[1], h1->lid);
+	CHECK_EQ(sa_inform_stats(sa)->reports_answered, 1);
+	for (int k = 0; k < 10; k++) {
+		fake_us += 4000000;
+		nsent = 0;
+		sa_tick(sa);
+		CHECK_EQ(reports(66, NULL, NULL, NULL), 0);
+	}
+	sa_free(sa);
+}
+
 /* ---- MultiPathRecord, RMPP in the request direction (issue 16) ---- */
 
 /* Send MultiPathRecord rec (len bytes) as RMPP DATA segments; ACKs checked */
@@ -3696,6 +3850,8 @@ int main(void)
 	RUN(test_service_expiry);
 	RUN(test_inform);
 	RUN(test_inform_unsubscribe_reports);
+	RUN(test_addressing);
+	RUN(test_report_addressing);
 	RUN(test_multipath);
 	RUN(test_multipath_kernel_sender);
 	RUN(test_lmc_paths);

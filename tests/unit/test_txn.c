@@ -59,6 +59,8 @@ struct fake {
 	unsigned int hold, held, max_held;	/* FAKE_SWITCH */
 	size_t dropped;
 	unsigned int min_window, max_window;	/* the adaptive window seen at sends */
+	int send_err;		/* every send returns it (0: they succeed) */
+	int recv_err;		/* every receive returns it (0: as queued) */
 };
 
 static void fake_init(struct fake *f, enum fake_mode mode)
@@ -139,6 +141,8 @@ static int fake_send(void *ctx, const uint8_t mad[MAD_SIZE], bool dr, uint16_t d
 	s->dr = dr;
 	s->dlid = dlid;
 	s->answered = false;
+	if (f->send_err)
+		return f->send_err;
 	if (f->t) {
 		unsigned int o = txn_outstanding(f->t);
 		struct txn_window w;
@@ -179,6 +183,8 @@ static int fake_recv(void *ctx, uint8_t mad[MAD_SIZE], size_t *len, struct mad_a
 	uint64_t v;
 
 	f->recv_calls++;
+	if (f->recv_err)
+		return f->recv_err;
 	if (!f->rx_len) {
 		/* Drained: the fd stops being readable */
 		if (read(f->efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
@@ -1908,6 +1914,57 @@ static void test_window_spurious(void)
 	fake_fini(&f);
 }
 
+/*
+ * The transport failing for good (issue 26): a receive error (the kernel
+ * says EIO once the device is gone, and keeps a MAD it could not hand over),
+ * or a send that says the device is gone, is returned by every dispatch
+ * from then on; other send errors (EINVAL: the kernel's duplicate TID) are
+ * retried like losses. A loss report of a class other than the SMPs' (a
+ * Report the kernel timed out) is never taken for an SMP's.
+ */
+static void test_transport_errors(void)
+{
+	static struct results res;
+	struct fake f;
+	struct txn *t;
+	uint8_t other[MAD_SIZE];
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 2);
+	submit(t, &res, 1, SMP_ATTR_NODE_INFO);
+	f.send_err = -EINVAL;
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	f.send_err = 0;
+	/* An SA Report's loss report with the SMP's TID: not the SMP's */
+	memcpy(other, f.sent[0].mad, MAD_SIZE);
+	other[1] = MAD_CLASS_SA;
+	fake_push(&f, other, MAD_SIZE, 110);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(f.nsent, 1);
+	CHECK_EQ(txn_stats(t)->timeouts, 0);
+	/* The device goes away: every dispatch says so */
+	f.recv_err = -EIO;
+	CHECK_EQ(txn_dispatch(t), -EIO);
+	f.recv_err = 0;
+	CHECK_EQ(txn_dispatch(t), -EIO);
+	txn_free(t);
+	fake_fini(&f);
+
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 2);
+	f.send_err = -ENODEV;
+	submit(t, &res, 2, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), -ENODEV);
+	CHECK_EQ(txn_dispatch(t), -ENODEV);
+	/* Still cancelled at shutdown: every callback once */
+	CHECK_EQ(txn_cancel_all(t), 0);
+	CHECK_EQ(res.r[2].calls, 1);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 int main(void)
 {
 	RUN(test_new_rejects);
@@ -1935,5 +1992,6 @@ int main(void)
 	RUN(test_window_droptail);
 	RUN(test_window_recovers);
 	RUN(test_window_spurious);
+	RUN(test_transport_errors);
 	return unit_report();
 }
