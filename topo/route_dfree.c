@@ -787,7 +787,7 @@ static int df_polish(struct dfree *dc, const uint32_t *rank)
 	uint32_t moved;
 	int r;
 
-	r = rt_polish(&dc->g, &dc->l, rank, dc->hop_limit,
+	r = rt_polish(&dc->g, &dc->l, rank, NULL, dc->hop_limit,
 		      DF_POLISH_WORK * (uint64_t)dc->g.narcs * dc->g.ndest, &moved);
 	if (r == 0 && moved)
 		dc->known_hops = RT_NONE;

@@ -394,12 +394,12 @@ int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint3
  * those routes, kept up to date); no route gets longer than hop_limit hops
  * (0: no limit); stops after about work_limit steps. *moved: moves made
  * (none when a port has several LIDs: they keep apart as the engine put
- * them).
- * 0, -EDEADLK when the routes are not acyclic on one VL (nothing changed),
- * -ENOMEM.
+ * them). movable (LID-major like g->lt, or NULL: all): the only entries
+ * that may change. 0, -EDEADLK when the routes are not acyclic on one VL
+ * (nothing changed), -ENOMEM.
  */
 int rt_polish(const struct rt_graph *g, struct rt_loads *l, const uint32_t *rank,
-	      uint32_t hop_limit, uint64_t work_limit, uint32_t *moved);
+	      const uint8_t *movable, uint32_t hop_limit, uint64_t work_limit, uint32_t *moved);
 
 /*
  * The SL of the paths from the endports attached to switch sw_idx toward

@@ -53,6 +53,7 @@ struct polish {
 	uint64_t *key, *key2;		/* sort keys: LIDs, switches */
 	uint32_t *onpath, stamp;	/* [narcs] stamp: on the way from the switch at hand */
 	uint32_t *failed, version;	/* [nturns] version when a turn last closed a cycle */
+	const uint8_t *movable;		/* [lidlen * S] entries that may change, or NULL: all */
 	uint32_t *fl;			/* [ndest * S] acc of every LID, or NULL (too big) */
 	uint32_t *nat;			/* [natlen] arcs at each load (a histogram) */
 	uint32_t natlen;
@@ -320,7 +321,8 @@ static uint32_t tree_scan(struct polish *p, const struct rt_dest *d, uint32_t ho
 		uint32_t x = p->order[i], a = p->nxt[x];
 
 		p->cross[x] = a != RT_NONE && (a == hot || p->cross[g->to[a]]);
-		if (p->cross[x] && p->acc[x])
+		if (p->cross[x] && p->acc[x] &&
+		    (!p->movable || p->movable[(size_t)d->lid * p->S + x]))
 			p->key2[nc++] = (uint64_t)p->acc[x] << 32 | x;
 	}
 	qsort(p->key2, nc, sizeof(*p->key2), cmp_u64);
@@ -436,7 +438,7 @@ static int pl_graph(struct polish *p)
 }
 
 int rt_polish(const struct rt_graph *g, struct rt_loads *l, const uint32_t *rank,
-	      uint32_t hop_limit, uint64_t work_limit, uint32_t *moved)
+	      const uint8_t *movable, uint32_t hop_limit, uint64_t work_limit, uint32_t *moved)
 {
 	struct polish p;
 	uint32_t S = g->nsw;
@@ -453,6 +455,7 @@ int rt_polish(const struct rt_graph *g, struct rt_loads *l, const uint32_t *rank
 	p.g = g;
 	p.l = l;
 	p.rank = rank;
+	p.movable = movable;
 	p.S = S;
 	p.hop_limit = hop_limit ? hop_limit : UINT32_MAX;
 	p.nxt = malloc((S + 1) * sizeof(*p.nxt));
