@@ -13,7 +13,8 @@
  * another next hop, one whose way on does not cross it, where the turns
  * into and out of that switch fit; its routes (those of its subtree) move
  * with it. A move is kept when it leaves fewer links at the highest load,
- * or a lower highest load, else undone. The pass stops when no route can
+ * or a lower highest load, and no link above the busiest host-to-host load
+ * there was at the start, else undone. The pass stops when no route can
  * leave the busiest link, or after its work budget.
  *
  * Deadlock freedom: the turns of every route are kept in one graph,
@@ -59,6 +60,8 @@ struct polish {
 	uint32_t natlen;
 	uint32_t nover;			/* arcs above it (a trial move's, for a moment) */
 	uint32_t peak;			/* the most path_load left on an arc since reset */
+	uint32_t max_ca;		/* the busiest link's host-to-host routes at the start */
+	bool ca_over;			/* path_load went above it since reset */
 	uint64_t work;
 };
 
@@ -217,6 +220,8 @@ static void path_load(struct polish *p, const struct rt_dest *d, const uint32_t 
 			p->nover++;
 		if (sign > 0 && p->l->load[a] > p->peak)
 			p->peak = p->l->load[a];
+		if (sign > 0 && p->l->load_ca[a] > p->max_ca)
+			p->ca_over = true;
 	}
 }
 
@@ -369,9 +374,11 @@ static int pl_rehook(struct polish *p, const struct rt_dest *d, uint32_t hot, ui
 			path_load(p, d, p->nxt, s, f, -1);
 			p->nxt[s] = b;
 			p->peak = 0;
+			p->ca_over = false;
 			path_load(p, d, p->nxt, s, f, 1);
 			m2 = hist_max(p, m, &c2);
-			if (m2 < m || (m2 == m && c2 < cnt)) {
+			/* Never at the cost of the busiest host-to-host link */
+			if (!p->ca_over && (m2 < m || (m2 == m && c2 < cnt))) {
 				rt_tree_write(g, d, p->nxt);
 				return 1;
 			}
@@ -479,6 +486,9 @@ int rt_polish(const struct rt_graph *g, struct rt_loads *l, const uint32_t *rank
 	r = hist_init(&p);
 	if (r < 0)
 		goto out;
+	for (uint32_t a = 0; a < g->narcs; a++)
+		if (l->load_ca[a] > p.max_ca)
+			p.max_ca = l->load_ca[a];
 	if ((uint64_t)g->ndest * S <= PL_FLOW_CACHE) {
 		p.fl = malloc((size_t)g->ndest * S * sizeof(*p.fl) + 1);
 		for (uint32_t i = 0; p.fl && i < g->ndest; i++)
