@@ -229,26 +229,14 @@ static void found_text(const struct fab_port *q, char *buf)
 
 /* ---- width and speed ---- */
 
-static unsigned int lanes(unsigned int width_bit)
-{
-	switch (width_bit) {
-	case 1: return 1;
-	case 2: return 4;
-	case 4: return 8;
-	case 8: return 12;
-	case 16: return 2;
-	default: return 0;
-	}
-}
-
 /* The widest of the widths a LinkWidth mask allows */
 static unsigned int widest(unsigned int mask)
 {
 	unsigned int best = 0;
 
 	for (unsigned int b = 1; b <= 16; b <<= 1)
-		if ((mask & b) && lanes(b) > best)
-			best = lanes(b);
+		if ((mask & b) && iba_width_lanes(b) > best)
+			best = iba_width_lanes(b);
 	return best;
 }
 
@@ -356,7 +344,7 @@ static int check_rate(struct check *c, const struct plan_port *pp, struct fab_po
 	if (!fp->pi_valid || !q->pi_valid || fp->pi.phys_state != PHYS_STATE_LINKUP ||
 	    q->pi.phys_state != PHYS_STATE_LINKUP)
 		return 0;
-	w = lanes(fp->pi.link_width_active);
+	w = iba_width_lanes(fp->pi.link_width_active);
 	s = active_speed(fp);
 	if (!w || !s)
 		return 0;
