@@ -153,6 +153,9 @@ const struct fab_port *sa_gid_port(struct sa *sa, const uint8_t gid[16], int *st
 void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		   struct records *recs, uint8_t method, uint16_t attr);
 void sa_rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from);
+/* An RMPP ABORT with this status (IBA 13.6.3.3) on the headers of m, to to */
+void sa_rmpp_send_abort(struct sa *sa, const struct sa_mad *m, const struct mad_addr *to,
+			uint8_t status);
 bool sa_xfer_underway(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
 bool sa_xfers_full(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
 void sa_xfers_tick(struct sa *sa);

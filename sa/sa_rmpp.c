@@ -119,20 +119,27 @@ static void xfer_pump(struct sa *sa, struct sa_xfer *x)
 		x->deadline = sa_clock(sa) + RMPP_TIMEOUT_US;
 }
 
-/* IBA 13.6.3.3: the sender gives up, and says why */
+/* IBA 13.6.3.3: an ABORT with this status, on the headers of m, to a sender or receiver */
+void sa_rmpp_send_abort(struct sa *sa, const struct sa_mad *m, const struct mad_addr *to,
+			uint8_t status)
+{
+	struct sa_mad a = *m;
+
+	a.rmpp.version = RMPP_VERSION;
+	a.rmpp.type = RMPP_TYPE_ABORT;
+	a.rmpp.flags = RMPP_FLAG_ACTIVE;
+	a.rmpp.resp_time = RMPP_RESP_TIME_NONE;
+	a.rmpp.status = status;
+	a.rmpp.data1 = 0;
+	a.rmpp.data2 = 0;
+	memset(a.data, 0, SA_DATA_SIZE);
+	sa_send_len(sa, &a, SA_HDR_SIZE, to);
+}
+
+/* The sender gives up, and says why */
 static void xfer_abort(struct sa *sa, struct sa_xfer *x, uint8_t status)
 {
-	struct sa_mad m = x->hdr;
-
-	m.rmpp.version = RMPP_VERSION;
-	m.rmpp.type = RMPP_TYPE_ABORT;
-	m.rmpp.flags = RMPP_FLAG_ACTIVE;
-	m.rmpp.resp_time = RMPP_RESP_TIME_NONE;
-	m.rmpp.status = status;
-	m.rmpp.data1 = 0;
-	m.rmpp.data2 = 0;
-	memset(m.data, 0, SA_DATA_SIZE);
-	sa_send_len(sa, &m, SA_HDR_SIZE, &x->to);
+	sa_rmpp_send_abort(sa, &x->hdr, &x->to, status);
 }
 
 static void xfer_unlink(struct sa *sa, struct sa_xfer *x)

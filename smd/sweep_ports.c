@@ -209,7 +209,6 @@ const struct fab_port *sweep_pk_owner(const struct fab_port *p)
 static int pk_port(struct sweep *sw, struct part_index *ix, struct fab_port *p)
 {
 	const struct fab_port *o = sweep_pk_owner(p);
-	const struct fab_node *n = p->node;
 	uint16_t keys[PKEY_TABLE_MAX];
 	unsigned int want_n, all, cap;
 	struct pk_ctx *pc;
@@ -219,13 +218,7 @@ static int pk_port(struct sweep *sw, struct part_index *ix, struct fab_port *p)
 	if (!o || !p->pi_valid || !pk_route(p))
 		return 0;
 	want_n = part_port_keys(ix, o->guid, o->node->type, keys, PKEY_TABLE_MAX, &all);
-	/* IBA 14.2.5.3, 14.2.5.4: the table's size */
-	if (n->type == NODE_TYPE_SWITCH && p->num)
-		cap = n->si_valid ? n->si.partition_enf_cap : 0;
-	else
-		cap = n->ni.partition_cap;
-	if (cap > PKEY_TABLE_MAX)
-		cap = PKEY_TABLE_MAX;
+	cap = part_table_cap(p);
 	if (!cap) {
 		/* The SA still goes by the port's partitions */
 		if (fabric_is_endport(p)) {

@@ -1178,3 +1178,15 @@ uint16_t part_find_key(const uint16_t *keys, unsigned int n, uint16_t pkey)
 	}
 	return lo < n && PKEY_BASE(keys[lo]) == PKEY_BASE(pkey) ? keys[lo] : 0;
 }
+
+unsigned int part_table_cap(const struct fab_port *p)
+{
+	const struct fab_node *n = p->node;
+	unsigned int cap;
+
+	if (n->type == NODE_TYPE_SWITCH && p->num)
+		cap = n->si_valid ? n->si.partition_enf_cap : 0;
+	else
+		cap = n->ni.partition_cap;
+	return cap > PKEY_TABLE_MAX ? PKEY_TABLE_MAX : cap;
+}
