@@ -52,6 +52,7 @@
 #include <string.h>
 
 #include "topo/route_int.h"
+#include "util/macros.h"
 
 /* Above this much work (arcs x destinations) a fabric is "big" */
 #define DF_BIG_WORK		40000000ull
@@ -1058,7 +1059,7 @@ int route_dfree_compute(struct fabric *f, struct route_result *res, struct route
 	if (work > DF_NUE_WORK && best.valid &&
 	    (uint64_t)best.max_load * 100 <= (uint64_t)dc.max_minimal * (100 + DF_NUE_SKIP_PCT))
 		fit = true;
-	for (unsigned int i = 0; r == 0 && !big && !fit && i < sizeof(nue_h) / sizeof(nue_h[0]);
+	for (unsigned int i = 0; r == 0 && !big && !fit && i < ARRAY_SIZE(nue_h);
 	     i++) {
 		/* Medium fabrics try the two middle penalties only */
 		if (work > DF_NUE_WORK && (i == 0 || i == 3))
