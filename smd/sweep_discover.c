@@ -186,7 +186,7 @@ int sweep_discover_done(struct sweep *sw)
 	sw->res->lost_peers = disc_stats(sw->disc)->lost_peers;
 	sw->res->rejected = disc_stats(sw->disc)->rejected;
 	sw->res->t_discover = (double)(txn_now_us() - sw->t0) / 1e6;
-	log_info("sweep_discover_done %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
+	log_info("discovered %zu nodes (%zu switches) in %.3f s with %" PRIu64 " SMPs",
 		 sw->f->nnodes, sw->f->nswitches, sw->res->t_discover, ts->sent);
 	sw->own = fabric_port(disc_local_node(sw->disc), disc_local_port(sw->disc));
 	return 0;
