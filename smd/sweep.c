@@ -679,7 +679,7 @@ static const struct fab_port *pk_owner(const struct fab_port *p)
 {
 	if (fabric_is_endport(p))
 		return p;
-	if (p->node->type == NODE_TYPE_SWITCH && fabric_port_linked(p) &&
+	if (p->node->type == NODE_TYPE_SWITCH && fabric_port_up(p) &&
 	    p->peer->node->type != NODE_TYPE_SWITCH)
 		return p->peer;
 	return NULL;
@@ -969,7 +969,7 @@ static int phase_configure_ports(struct sweep *sw)
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
 			struct port_info pi;
-			bool change = false, linked = fabric_port_linked(p);
+			bool change = false, linked = fabric_port_up(p);
 			uint8_t want = 0;
 
 			if (fence_down(p)) {
@@ -1071,7 +1071,7 @@ static int phase_activate(struct sweep *sw)
 			struct fab_port *p = &n->ports[pn];
 			struct port_info pi;
 
-			if (!fabric_port_linked(p) || p->pi.port_state != PORT_STATE_ARMED)
+			if (!fabric_port_up(p) || p->pi.port_state != PORT_STATE_ARMED)
 				continue;
 			pi = p->pi;
 			port_info_nochange(&pi);
@@ -1276,7 +1276,7 @@ static const struct fab_node *tbl_old(const struct sweep *sw, const struct fab_n
 	for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
 		const struct fab_port *p = &n->ports[pn];
 
-		if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE)
+		if (fabric_port_up(p) && p->pi.port_state != PORT_STATE_ACTIVE)
 			return NULL;
 	}
 	return old;
@@ -1300,7 +1300,7 @@ static bool tbl_port(const struct fab_node *n, unsigned int pn)
 {
 	if (pn == 0)
 		return n->type == NODE_TYPE_SWITCH;
-	return fabric_port_linked(&n->ports[pn]) && n->ports[pn].pi_valid;
+	return fabric_port_up(&n->ports[pn]) && n->ports[pn].pi_valid;
 }
 
 /* The SL-to-VL table of node n for (in, out) this sweep wants; -EINVAL for none */
@@ -1637,10 +1637,10 @@ static int phase_fdr10(struct sweep *sw)
 			struct set_ctx *sc;
 			struct smp req;
 
-			if (!fabric_port_linked(p) || !p->pi_valid ||
+			if (!fabric_port_up(p) || !p->pi_valid ||
 			    fabric_port_speed(p) != IBA_SPEED_QDR || !path)
 				continue;
-			if (old && fabric_port_linked(&old->ports[pn]) &&
+			if (old && fabric_port_up(&old->ports[pn]) &&
 			    old->ports[pn].pi.link_speed_active == p->pi.link_speed_active &&
 			    old->ports[pn].pi.link_width_active == p->pi.link_width_active) {
 				p->fdr10 = old->ports[pn].fdr10;
@@ -1867,7 +1867,7 @@ static void phase_verify(struct sweep *sw)
 					 port_label(p, lbl, sizeof(lbl)));
 				res->unconfigured++;
 			}
-			if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE) {
+			if (fabric_port_up(p) && p->pi.port_state != PORT_STATE_ACTIVE) {
 				log_warn("%s is not ACTIVE (state %u)",
 					 port_label(p, lbl, sizeof(lbl)), p->pi.port_state);
 				res->not_active++;
