@@ -35,12 +35,14 @@
 
 #include "util/log.h"
 #include "smd/cabling.h"
+#include "smd/health.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
 #include "smd/sweep.h"
 #include "smd/vlread.h"
 #include "topo/discover.h"
+#include "topo/health.h"
 #include "topo/lid.h"
 #include "topo/mc.h"
 #include "topo/part.h"
@@ -101,6 +103,13 @@ struct sweep {
 	bool enforce;			/* ... and enforced */
 	struct plan_report *cabling;	/* what the comparison found, for sweep_end */
 	int cabling_r;
+	/* The health phase: links seen down since the last model, links to isolate */
+	struct health_isolation *iso;
+	size_t niso;
+	uint64_t *down_guid;
+	uint8_t *down_port;
+	size_t ndown, down_cap;
+	int health_r;
 	struct lid_stats ls;
 	bool resv_failed;		/* the database could not say which LIDs are reserved */
 	struct route_stats rs;
@@ -440,6 +449,60 @@ static int cabling_done(struct sweep *sw)
 		return 0;
 	}
 	log_debug("cabling: %u mismatches, %u links fenced, %u kept", r->total, r->held, r->kept);
+	return 0;
+}
+
+/*
+ * ---- health (issue 20): links that went down since the last model, and
+ * the links the rules took out of service, isolated in this model before
+ * it is routed (no route crosses them; they stay up) ----
+ */
+
+static int health_enter(struct sweep *sw)
+{
+	sw->iso = health_isolations_wanted(sw->smd, &sw->niso);
+	return 0;
+}
+
+static void down_seen(void *ctx, const struct fab_port *p)
+{
+	struct sweep *sw = ctx;
+
+	if (sw->ndown == sw->down_cap) {
+		size_t cap = sw->down_cap ? sw->down_cap * 2 : 64;
+		uint64_t *g = realloc(sw->down_guid, cap * sizeof(*g));
+		uint8_t *n;
+
+		if (!g)
+			return;
+		sw->down_guid = g;
+		n = realloc(sw->down_port, cap * sizeof(*n));
+		if (!n)
+			return;
+		sw->down_port = n;
+		sw->down_cap = cap;
+	}
+	sw->down_guid[sw->ndown] = p->node->guid;
+	sw->down_port[sw->ndown++] = p->num;
+}
+
+/* On the worker: the last model is read only (as route repair reads it) */
+static int health_work(struct sweep *sw)
+{
+	health_links_down(sw->smd->fabric, sw->f, down_seen, sw);
+	sw->health_r = sw->niso ? health_isolate(sw->f, sw->iso, sw->niso) : 0;
+	return 0;
+}
+
+static int health_done(struct sweep *sw)
+{
+	if (sw->ndown)
+		health_links_seen_down(sw->smd, sw->down_guid, sw->down_port, sw->ndown);
+	if (sw->health_r < 0) {
+		log_error_errno(sw->health_r, "health: no link isolated in this sweep");
+		for (size_t i = 0; i < sw->niso; i++)
+			sw->iso[i].verdict = HEALTH_ISOS;
+	}
 	return 0;
 }
 
@@ -1902,6 +1965,38 @@ static int route_enter(struct sweep *sw)
 	return 0;
 }
 
+/* The routes route_work has are deadlock-free: repaired and verified, or an engine's that is */
+static bool routes_safe(const struct sweep_route *rt, const struct route_result *rres)
+{
+	if (!rres)
+		return false;
+	if (rt->repair_r == 0 && rt->verify_r == 0)
+		return true;
+	return rt->used >= 0 && rt->att[rt->used].engine->deadlock_free && rt->att[rt->used].acyclic;
+}
+
+/* The links this sweep isolated carry routes again; true when there were any */
+static bool isolation_undo(struct sweep *sw)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < sw->niso; i++) {
+		struct health_isolation *v = &sw->iso[i];
+		struct fab_node *n;
+
+		if (v->verdict != HEALTH_ISO_APPLIED)
+			continue;
+		n = fabric_find(sw->f, v->guid);
+		if (n && v->port <= n->num_ports && n->ports[v->port].peer) {
+			n->ports[v->port].isolated = false;
+			n->ports[v->port].peer->isolated = false;
+		}
+		v->verdict = HEALTH_ISO_DEADLOCK;
+		any = true;
+	}
+	return any;
+}
+
 /*
  * On the worker. It reads the last model too (repair), which only
  * sweep_end() replaces, on the loop, after this sweep's phases; the SA
@@ -1931,6 +2026,19 @@ static int route_work(struct sweep *sw)
 	if (!rres)
 		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
 					      rt->att, 8, &rt->tried);
+	/*
+	 * Links the health rules took out are kept out only while the routes
+	 * stay deadlock-free without them (the fabric's connectivity was
+	 * checked before): else they carry routes again, and the verdict says
+	 * why
+	 */
+	if (sw->niso && !routes_safe(rt, rres) && isolation_undo(sw)) {
+		route_result_free(rres);
+		rres = NULL;
+		rt->repair_r = 1;
+		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
+					      rt->att, 8, &rt->tried);
+	}
 	sw->routes = rres;
 	rt->seconds = now_s() - t1;
 	return 0;
@@ -1999,6 +2107,9 @@ static int route_done(struct sweep *sw)
 	if (!acyclic)
 		log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
 			 "graph has a cycle (%u channels)", res->engine, chk.cycle_len);
+	/* What became of the links the health rules asked out (smd/health.h) */
+	if (sw->niso)
+		health_isolation_verdicts(sw->smd, sw->iso, sw->niso);
 	if (rs->unreachable)
 		log_warn("routing: %u (switch, LID) pairs have no route", rs->unreachable);
 	return 0;
@@ -2141,6 +2252,7 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "discover",    phase_discover, NULL,        NULL,                  discovered,   0 },
 	{ "elect",       elect_enter,    NULL,        NULL,                  elect_done,   ELECT },
 	{ "cabling",     cabling_enter,  cabling_work, NULL,                 cabling_done, CABLE },
+	{ "health",      health_enter,   health_work, NULL,                  health_done,  0 },
 	{ "lids",        NULL,           lids_work,   NULL,                  lids_done,    0 },
 	{ "route",       route_enter,    route_work,  NULL,                  route_done,   0 },
 	{ "mkey",        mkey_enter,     NULL,        NULL,                  NULL,         0 },
@@ -2425,6 +2537,9 @@ struct sweep *sweep_free(struct sweep *sw)
 	part_index_free(sw->pk_ix);
 	plan_report_free(sw->cabling);
 	free(sw->ss_parts);
+	free(sw->iso);
+	free(sw->down_guid);
+	free(sw->down_port);
 	free(sw);
 	return NULL;
 }
