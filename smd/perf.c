@@ -259,24 +259,30 @@ static int gmp_send(void *ctx, const uint8_t mad[MAD_SIZE], uint16_t dlid, uint3
 
 static const struct gmp_ops perf_gmp_ops = { .send = gmp_send };
 
-int perf_init(struct smd *smd)
+int perf_init_ops(struct smd *smd, const struct gmp_ops *ops, void *ctx, unsigned int timeout_ms)
 {
-	struct gmp_cfg cfg = { .window = PERF_WINDOW, .timeout_ms = PERF_TIMEOUT_MS,
+	struct gmp_cfg cfg = { .window = PERF_WINDOW, .timeout_ms = timeout_ms,
 			       .retries = PERF_RETRIES };
 	struct perf *pm;
-	int r, agent = mad_port_agent(smd->port, MAD_AGENT_PERF);
 
 	pm = calloc(1, sizeof(*pm));
 	if (!pm)
 		return -ENOMEM;
 	pm->smd = smd;
 	smd->perf = pm;
+	return ops ? gmp_new(ops, ctx, &cfg, &pm->gmp) : 0;
+}
+
+int perf_init(struct smd *smd)
+{
+	int r, agent = mad_port_agent(smd->port, MAD_AGENT_PERF);
+
 	if (agent < 0) {
 		log_warn("performance manager: the kernel refused an agent for class 0x04 (%s): "
 			 "no port counters, no counted health rules", strerror(-agent));
-		return 0;
+		return perf_init_ops(smd, NULL, NULL, 0);
 	}
-	r = gmp_new(&perf_gmp_ops, smd, &cfg, &pm->gmp);
+	r = perf_init_ops(smd, &perf_gmp_ops, smd, PERF_TIMEOUT_MS);
 	if (r < 0)
 		return r;
 	txn_set_class_handler(smd->txn, MAD_CLASS_PERF, perf_receive, smd);

@@ -73,6 +73,12 @@ struct perf_stats {
 
 /* At start: the GMP layer on smd's port (the agent refused: counters are off, logged) */
 int perf_init(struct smd *smd);
+/*
+ * ... over another transport, each try timeout_ms long (tests, the
+ * fuzzer: MADs come in by perf_receive); ops NULL: counters off
+ */
+struct gmp_ops;
+int perf_init_ops(struct smd *smd, const struct gmp_ops *ops, void *ctx, unsigned int timeout_ms);
 void perf_free(struct smd *smd);
 /* A MAD of class MAD_CLASS_PERF from the port (txn's class handler) */
 void perf_receive(void *smd, const uint8_t *mad, size_t len, int send_status);

@@ -98,7 +98,8 @@ void perf_update(struct perf_state *st, const struct perf_reading *r, struct per
 			d = v;
 		}
 		st->delta[c] = d;
-		st->total[c] += d;
+		/* A total never goes down, nor wraps: it stops at the top (a lying PMA) */
+		st->total[c] = st->total[c] > UINT64_MAX - d ? UINT64_MAX : st->total[c] + d;
 		st->last[c] = v;
 		if (ext)
 			st->last_ext |= 1u << c;

@@ -148,6 +148,17 @@ static void test_perf_ext(void)
 	CHECK_EQ(st.delta[PERF_XMIT_DATA], 0);
 	CHECK_EQ(u.went_back, 0);
 	CHECK(st.total[PERF_XMIT_DATA] == UINT64_C(0x223456789));
+	/* A PMA that lies with huge values: the total stops at the top, never wraps */
+	pce.xmit_data = UINT64_MAX - 5;
+	perf_reading_make(&pc, &pce, false, &r);
+	perf_update(&st, &r, &u);
+	pce.xmit_data = 10;
+	perf_reading_make(&pc, &pce, false, &r);
+	perf_update(&st, &r, &u);
+	pce.xmit_data = UINT64_MAX;
+	perf_reading_make(&pc, &pce, false, &r);
+	perf_update(&st, &r, &u);
+	CHECK(st.total[PERF_XMIT_DATA] == UINT64_MAX);
 }
 
 /* ---- windows and rules ---- */
