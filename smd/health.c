@@ -349,26 +349,31 @@ static struct health_out *out_find(struct health *h, uint64_t guid, uint8_t port
 	return NULL;
 }
 
-/* pp broke rule r: ask its link out of service (a switch-to-switch link only) */
-static bool ask_isolation(struct smd *smd, struct perf_port *pp, unsigned int r)
+/*
+ * pp broke rule r: ask its link out of service (a switch-to-switch link
+ * only). 1: asked; 0: nothing to ask (a CA's link, asked already); -1: the
+ * link is not up now (a flap seen down): asked when it is back
+ */
+static int ask_isolation(struct smd *smd, struct perf_port *pp, unsigned int r)
 {
 	struct health *h = smd->health;
 	const struct fab_port *p = model_port(smd, pp->guid, pp->port);
 	struct health_out *o;
 	char lbl[160];
 
-	if (!p || !p->peer || p->node->type != NODE_TYPE_SWITCH ||
-	    p->peer->node->type != NODE_TYPE_SWITCH)
-		return false;
+	if (!p || !p->peer || !fabric_port_up(p))
+		return out_find(h, pp->guid, pp->port) ? 0 : -1;
+	if (p->node->type != NODE_TYPE_SWITCH || p->peer->node->type != NODE_TYPE_SWITCH)
+		return 0;
 	if (out_find(h, pp->guid, pp->port) ||
 	    out_find(h, p->peer->node->guid, p->peer->num))
-		return false;
+		return 0;
 	if (h->nout == h->ocap) {
 		size_t cap = h->ocap ? h->ocap * 2 : 16;
 
 		o = realloc(h->out, cap * sizeof(*o));
 		if (!o)
-			return false;
+			return -1;
 		h->out = o;
 		h->ocap = cap;
 	}
@@ -386,7 +391,7 @@ static bool ask_isolation(struct smd *smd, struct perf_port *pp, unsigned int r)
 	event(h, o->since, o->guid, o->port, "isolation_asked", 1, 0, o->reason);
 	log_notice("health: taking the link of %s out of service: %s",
 		   port_label(pp, lbl, sizeof(lbl)), o->reason);
-	return true;
+	return 1;
 }
 
 void health_judge_all(struct smd *smd, const char *why)
@@ -441,11 +446,18 @@ void health_judge_all(struct smd *smd, const char *why)
 			}
 		}
 		pp->broken = broken;
-		/* The first rule broken anew asks the link out (isolate_all: any broken) */
-		if (isolate && (fresh || (h->isolate_all && broken))) {
+		if (!broken)
+			pp->iso_pending = false;
+		/*
+		 * The first rule broken anew asks the link out (isolate_all: any
+		 * broken); a link down when it broke one (it flaps), once it is up
+		 */
+		if (isolate && (fresh || pp->iso_pending || (h->isolate_all && broken))) {
 			uint32_t m = fresh ? fresh : broken;
+			int a = ask_isolation(smd, pp, (unsigned int)__builtin_ctz(m));
 
-			sweep |= ask_isolation(smd, pp, (unsigned int)__builtin_ctz(m));
+			pp->iso_pending = a < 0;
+			sweep |= a > 0;
 		}
 	}
 	if (isolate)
@@ -577,6 +589,7 @@ int health_port_enable(struct smd *smd, uint64_t guid, uint8_t port, char *msg, 
 		health_window_clear(&pp->win);
 		pp->broken &= 1u << HEALTH_DEGRADED;
 		pp->told &= 1u << HEALTH_DEGRADED;
+		pp->iso_pending = false;
 		for (unsigned int r = 0; r < HEALTH_RULES; r++)
 			if (!(pp->broken & (1u << r)))
 				pp->since[r] = 0;
@@ -805,24 +818,24 @@ const char *health_show(const struct smd *smd, void (*emit)(void *ctx, const cha
 		emit(ctx, "unhealthy: %u ports; out of service: %u links; kept in use: %u\n",
 		     s.unhealthy, s.isolated, s.kept);
 	}
+	/* Every unhealthy port, with the isolation of its link (asked at either end) */
 	for (size_t i = 0; i < n; i++) {
 		const struct perf_port *pp = perf_port_at(smd, i);
-		const struct health_out *o = NULL;
 
 		if (!pp->broken)
 			continue;
-		for (size_t k = 0; k < h->nout && !o; k++)
-			if (h->out[k].guid == pp->guid && h->out[k].port == pp->port)
-				o = &h->out[k];
-		show_port(smd, pp, o, pp->guid, pp->port, emit, ctx, j);
+		show_port(smd, pp, out_find((struct health *)h, pp->guid, pp->port), pp->guid,
+			  pp->port, emit, ctx, j);
 	}
-	/* Links asked out whose port is healthy now, or not read */
+	/* Links asked out whose ends are healthy now (or not read) */
 	for (size_t k = 0; k < h->nout; k++) {
 		const struct health_out *o = &h->out[k];
 		const struct perf_port *pp = perf_port_get((struct smd *)smd, o->guid, o->port,
 							   false);
+		const struct perf_port *pq = o->peer_guid ?
+			perf_port_get((struct smd *)smd, o->peer_guid, o->peer_port, false) : NULL;
 
-		if (pp && pp->broken)
+		if ((pp && pp->broken) || (pq && pq->broken))
 			continue;
 		show_port(smd, pp, o, o->guid, o->port, emit, ctx, j);
 	}

@@ -47,6 +47,7 @@ struct perf_port {
 	/* The health rules' verdict, kept by smd/health.c */
 	uint32_t broken;		/* rules broken at the last judgement */
 	uint32_t told;			/* ... that the log (and subscribers) heard of */
+	bool iso_pending;		/* isolation to ask once its link is up again */
 	time_t since[HEALTH_RULES];	/* when each broken rule became broken */
 	uint64_t counted[HEALTH_RULES];	/* what each rule counted at the last judgement */
 	char degraded[384];		/* both ends' rates, when the link is degraded */
