@@ -636,6 +636,7 @@ void health_status_fill(const struct smd *smd, struct status_health *s)
 	s->perf_last_ports = ps.last_ports;
 	s->perf_last_read = ps.last_read;
 	s->perf_last_unanswered = ps.last_unanswered;
+	s->perf_last_gmps = ps.last_gmps;
 	s->gmps_sent = ps.gmps_sent;
 	s->gmps_timed_out = ps.gmps_timed_out;
 	s->gmps_unanswered = ps.gmps_unanswered;

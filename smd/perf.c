@@ -78,7 +78,7 @@ struct perf {
 	struct perf_node **ask;		/* nodes to ask ClassPortInfo */
 	size_t nask, next_ask;
 	unsigned int pending;		/* requests of this sweep not answered */
-	uint64_t t0;
+	uint64_t t0, sent0;
 	unsigned int read, unanswered;
 	/* Figures */
 	struct perf_stats st;
@@ -507,6 +507,7 @@ static void sweep_end(struct perf *pm)
 	pm->st.last_ports = (unsigned int)pm->nt;
 	pm->st.last_read = pm->read;
 	pm->st.last_unanswered = pm->unanswered;
+	pm->st.last_gmps = gs->sent - pm->sent0;
 	log_debug("performance manager: counter sweep %" PRIu64 ": %zu ports, %u read, %u did not "
 		  "answer, %.3f s (%" PRIu64 " GMPs sent since start)", pm->st.sweeps, pm->nt,
 		  pm->read, pm->unanswered, pm->st.last_seconds, gs->sent);
@@ -611,6 +612,7 @@ bool perf_sweep_start(struct smd *smd)
 	pm->pending = 0;
 	pm->read = pm->unanswered = 0;
 	pm->t0 = txn_now_us();
+	pm->sent0 = gmp_stats(pm->gmp)->sent;
 	return true;
 }
 

@@ -65,6 +65,7 @@ struct perf_stats {
 	unsigned int last_ports;	/* ports it asked */
 	unsigned int last_read;		/* ... that answered */
 	unsigned int last_unanswered;	/* ... that did not */
+	uint64_t last_gmps;		/* GMPs it sent, retries and clears included */
 	size_t ports;			/* ports in the table */
 	uint64_t gmps_sent, gmps_timed_out, gmps_unanswered;	/* since start */
 	uint64_t bad_answers;		/* answers dropped: malformed, unmatched, wrong PortSelect */

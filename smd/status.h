@@ -106,6 +106,7 @@ struct status_health {
 	double perf_last_seconds;
 	time_t perf_last_end;		/* 0: none yet */
 	unsigned int perf_last_ports, perf_last_read, perf_last_unanswered;
+	uint64_t perf_last_gmps;
 	uint64_t gmps_sent, gmps_timed_out, gmps_unanswered;
 	uint64_t bad_answers, bad_status;	/* PMA answers dropped; with an error status */
 	uint64_t clears, resets, saturations;

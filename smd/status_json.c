@@ -314,6 +314,7 @@ static void json_health(const struct status_health *h, struct json *j)
 	json_u64(j, "ports", h->perf_last_ports);
 	json_u64(j, "read", h->perf_last_read);
 	json_u64(j, "unanswered", h->perf_last_unanswered);
+	json_u64(j, "last_gmps", h->perf_last_gmps);
 	json_u64(j, "gmps_sent", h->gmps_sent);
 	json_u64(j, "gmp_timeouts", h->gmps_timed_out);
 	json_u64(j, "gmps_unanswered", h->gmps_unanswered);
