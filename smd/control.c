@@ -1050,6 +1050,14 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	}
 }
 
+bool control_streaming(const struct control *c)
+{
+	for (const struct ctl_client *cl = c ? c->clients : NULL; cl; cl = cl->next)
+		if (cl->ms)
+			return true;
+	return false;
+}
+
 void control_sweep_done(struct control *c)
 {
 	struct ctl_client *cl, *next;

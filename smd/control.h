@@ -59,6 +59,11 @@ struct control *control_close(struct control *c);
 void control_sweep_done(struct control *c);
 /* No sweep will come, because why: answer the waiting clients with an error */
 void control_sweep_cancel(struct control *c, const char *why);
+/*
+ * An answer is being written in pieces (metrics) and its reader takes
+ * them: the loop should not sleep on the MAD descriptor meanwhile
+ */
+bool control_streaming(const struct control *c);
 /* One line for systemd's STATUS=: the SM state, the subnet, the last sweep, problems */
 void control_summary(const struct smd *smd, char *buf, size_t len);
 

@@ -1080,6 +1080,9 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			to = LOOP_POLL_MS;
 		if (requests && to > LOOP_POLL_BUSY_MS)
 			to = LOOP_POLL_BUSY_MS;
+		/* A metrics answer going out in pieces: its next piece comes first */
+		if (control_streaming(lp->smd->control))
+			to = 0;
 		if (lp->working && to > LOOP_POLL_WORK_MS) {
 			/*
 			 * The worker computes and no answer is due soon: wait for
