@@ -19,6 +19,7 @@
 #include "mad/txn.h"
 #include "util/json.h"
 #include "ctl/smctl.h"
+#include "util/macros.h"
 
 #define SA_TIMEOUT_MS	4000
 #define SA_TRIES	3
@@ -1014,7 +1015,7 @@ int smctl_sa(struct smctl_ctx *ctx, int argc, char **argv)
 		mad_port_close(c.port);
 		return rc;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
 		if (!strcmp(kind, kinds[i].name))
 			ki = (int)i;
 	if (ki < 0) {

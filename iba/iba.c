@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "iba/iba.h"
+#include "util/macros.h"
 
 int dr_path_extend(const struct dr_path *from, uint8_t port, struct dr_path *to)
 {
@@ -90,7 +91,7 @@ unsigned int vl_cap_to_count(uint8_t vl_cap)
 {
 	static const unsigned int n[] = { 0, 1, 2, 4, 8, 15 };
 
-	return vl_cap < sizeof(n) / sizeof(n[0]) ? n[vl_cap] : 0;
+	return vl_cap < ARRAY_SIZE(n) ? n[vl_cap] : 0;
 }
 
 /*
@@ -108,12 +109,12 @@ static const uint16_t rate_dgbps[] = {
 	[23] = 8000, [24] = 12000, [25] = 16000,
 };
 
-_Static_assert(sizeof(rate_dgbps) / sizeof(rate_dgbps[0]) == IBA_RATE_MAX + 1,
+_Static_assert(ARRAY_SIZE(rate_dgbps) == IBA_RATE_MAX + 1,
 	       "IBA_RATE_MAX is the last code");
 
 unsigned int iba_rate_to_dgbps(uint8_t rate)
 {
-	return rate < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]) ? rate_dgbps[rate] : 0;
+	return rate < ARRAY_SIZE(rate_dgbps) ? rate_dgbps[rate] : 0;
 }
 
 unsigned int iba_width_lanes(uint8_t width_active)
@@ -183,7 +184,7 @@ bool iba_has_mlnx_ext_port_info(uint32_t vendor_id, uint16_t device_id)
 		return true;
 	if (vendor_id != 0x119f)
 		return false;
-	for (size_t i = 0; i < sizeof(bull) / sizeof(bull[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(bull); i++)
 		if (bull[i] == device_id)
 			return true;
 	return false;
@@ -198,7 +199,7 @@ const char *iba_speed_name(enum iba_speed s)
 		[IBA_SPEED_XDR] = "XDR",
 	};
 
-	return (unsigned int)s < sizeof(names) / sizeof(names[0]) ? names[s] : "";
+	return (unsigned int)s < ARRAY_SIZE(names) ? names[s] : "";
 }
 
 uint8_t iba_rate_from_link(uint8_t width_active, enum iba_speed speed)
@@ -226,7 +227,7 @@ uint8_t iba_rate_from_link(uint8_t width_active, enum iba_speed speed)
 	 * and speed but 12x XDR (2400 Gb/s), which has no code of its own in
 	 * the tables (it gets 1600 Gb/s, 25)
 	 */
-	for (uint8_t r = 2; r < sizeof(rate_dgbps) / sizeof(rate_dgbps[0]); r++)
+	for (uint8_t r = 2; r < ARRAY_SIZE(rate_dgbps); r++)
 		if (rate_dgbps[r] <= total && rate_dgbps[r] > rate_dgbps[best])
 			best = r;
 	return best;

@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 
 #include "mad/capture.h"
+#include "util/macros.h"
 
 /* ---- byte order ---------------------------------------------------------- */
 
@@ -315,7 +316,7 @@ static const struct {
 	{ "other", CAPTURE_CLASS_OTHER },
 };
 
-#define NCLASS_NAMES (sizeof(class_names) / sizeof(class_names[0]))
+#define NCLASS_NAMES (ARRAY_SIZE(class_names))
 
 unsigned int capture_class_of(const uint8_t mad[MAD_SIZE])
 {

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The SA server's insides, shared by its files (sa.c: requests, RMPP and
- * the fabric records; sa_mcast.c: multicast groups). Not an API.
+ * The SA server's insides, shared by its files (sa.c: requests and
+ * answers; sa_rmpp.c: transfers; sa_records.c: the fabric's records;
+ * sa_path.c: PathRecords; sa_mcast.c: multicast groups; ...). Not an API.
  */
 #ifndef SMD_SA_SA_INT_H
 #define SMD_SA_SA_INT_H
 
 #include "mad/sa_codec.h"
 #include "sa/sa.h"
+
+#define SA_MAX_RECORDS		(1u << 20)	/* records in one answer */
 
 /* Records collected for one answer */
 struct records {
@@ -141,9 +144,37 @@ int sa_pr_build(struct sa *sa, const struct pr_query *q, const struct fab_port *
 		uint16_t slid, const struct fab_port *dst, uint16_t dlid, struct path_record *pr);
 /* The port of a GID (port or alias GUID of this subnet), or NULL and the SA status */
 const struct fab_port *sa_gid_port(struct sa *sa, const uint8_t gid[16], int *status);
-/* Records through RMPP with this response method and attribute; takes recs->buf */
+/*
+ * sa_rmpp.c: records through RMPP with this response method and attribute
+ * (takes recs->buf); the receiver's ACK, STOP or ABORT; a GetTable whose
+ * answer is on its way already, or that no transfer slot is left for;
+ * the transfers' timed steps; all of them freed
+ */
 void sa_send_table(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		   struct records *recs, uint8_t method, uint16_t attr);
+void sa_rmpp_control(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from);
+/* An RMPP ABORT with this status (IBA 13.6.3.3) on the headers of m, to to */
+void sa_rmpp_send_abort(struct sa *sa, const struct sa_mad *m, const struct mad_addr *to,
+			uint8_t status);
+bool sa_xfer_underway(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+bool sa_xfers_full(const struct sa *sa, const struct sa_mad *req, const struct mad_addr *from);
+void sa_xfers_tick(struct sa *sa);
+void sa_xfers_free(struct sa *sa);
+
+/*
+ * sa_records.c: the fabric's records a request matches, collected into r
+ * (-E2BIG past the answer's limits, -EBUSY: tables not read yet)
+ */
+int sa_collect_nodes(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_port_infos(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_switch_infos(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_links(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_lfts(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_sm_infos(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_sl2vls(struct sa *sa, const struct sa_mad *req, struct records *r);
+int sa_collect_vlarbs(struct sa *sa, const struct sa_mad *req, struct records *r);
+/* sa_path.c: PathRecords; *status: the SA status a Get answers with when none fits */
+int sa_collect_paths(struct sa *sa, const struct sa_mad *req, struct records *r, int *status);
 /*
  * sa_multipath.c: GetMulti(MultiPathRecord), one MAD or RMPP DATA segments
  * in the request direction (reassembled, ACKed); answered with
@@ -155,6 +186,10 @@ void sa_multipath_control(struct sa *sa, const struct sa_mad *m, const struct ma
 void sa_multipath_tick(struct sa *sa);
 void sa_multipath_free(struct sa *sa);
 
+/* An answer's header from its request's; one MAD out as its request came */
+void sa_respond_hdr(const struct sa_mad *req, struct sa_mad *resp, uint8_t method,
+		    uint16_t status);
+void sa_send_len(struct sa *sa, const struct sa_mad *m, size_t len, const struct mad_addr *to);
 /* Answers for requests finished later: a status, or one record */
 void sa_respond_status(struct sa *sa, const struct sa_mad *req, const struct mad_addr *from,
 		       uint16_t status);

@@ -122,20 +122,10 @@ static void rx_abort(struct sa *sa, const struct sa_mad *seg, const struct mad_a
 		     uint8_t status)
 {
 	struct sa_mad m = *seg;
-	uint8_t buf[MAD_SIZE];
 
 	m.hdr.method ^= MAD_METHOD_RESP_BIT;
 	m.hdr.status = 0;
-	m.rmpp.version = RMPP_VERSION;
-	m.rmpp.type = RMPP_TYPE_ABORT;
-	m.rmpp.flags = RMPP_FLAG_ACTIVE;
-	m.rmpp.resp_time = RMPP_RESP_TIME_NONE;
-	m.rmpp.status = status;
-	m.rmpp.data1 = 0;
-	m.rmpp.data2 = 0;
-	memset(m.data, 0, sizeof(m.data));
-	if (sa_mad_encode(&m, buf) == 0)
-		sa->env->send(sa->env->ctx, buf, SA_HDR_SIZE, from);
+	sa_rmpp_send_abort(sa, &m, from, status);
 }
 
 /* The request in reassembly from this sender with this TID (low 32 bits), or NULL */

@@ -108,15 +108,8 @@ bool sa_part_group_visible(const struct sa *sa, uint16_t pkey)
  */
 static unsigned int pkey_table_len(const struct fab_port *p)
 {
-	const struct fab_node *n = p->node;
-	unsigned int cap;
+	unsigned int cap = part_table_cap(p);
 
-	if (n->type == NODE_TYPE_SWITCH && p->num)
-		cap = n->si_valid ? n->si.partition_enf_cap : 0;
-	else
-		cap = n->ni.partition_cap;
-	if (cap > PKEY_TABLE_MAX)
-		cap = PKEY_TABLE_MAX;
 	return cap > p->pkey_len ? cap : p->pkey_len;
 }
 

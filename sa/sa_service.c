@@ -25,6 +25,7 @@
  * names: its port GUID and every alias GUID count together.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,8 +272,8 @@ void sa_service_expire(struct sa *sa)
 		if (db->v[i].expires_us && db->v[i].expires_us <= now) {
 			char name[65];
 
-			log_debug("SA: the lease of service 0x%016llx \"%s\" ended",
-				  (unsigned long long)db->v[i].id, svc_name(db->v[i].rec, name));
+			log_debug("SA: the lease of service 0x%016" PRIx64 " \"%s\" ended",
+				  db->v[i].id, svc_name(db->v[i].rec, name));
 			drop(sa, i, true);
 		} else {
 			next_lower(db, db->v[i].expires_us);
@@ -446,9 +447,8 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 		if (!v)
 			return SA_STATUS_NO_RECORDS;
 		answer_form(sa, v, true, now_us(sa), out);
-		log_debug("SA: service 0x%016llx \"%s\" of port 0x%016llx deleted",
-			  (unsigned long long)v->id, svc_name(v->rec, name),
-			  (unsigned long long)v->guid);
+		log_debug("SA: service 0x%016" PRIx64 " \"%s\" of port 0x%016" PRIx64 " deleted",
+			  v->id, svc_name(v->rec, name), v->guid);
 		drop(sa, (size_t)(v - db->v), true);
 		return 0;
 	}
@@ -464,9 +464,8 @@ uint16_t sa_service_modify(struct sa *sa, const struct sa_mad *req, const struct
 	if (!v)
 		return SA_STATUS_NO_RESOURCES;
 	answer_form(sa, v, true, now_us(sa), out);
-	log_debug("SA: service 0x%016llx \"%s\" registered for port 0x%016llx, P_Key 0x%04x, "
-		  "lease %u s", (unsigned long long)v->id, svc_name(v->rec, name),
-		  (unsigned long long)guid, r.pkey, lease);
+	log_debug("SA: service 0x%016" PRIx64 " \"%s\" registered for port 0x%016" PRIx64
+		  ", P_Key 0x%04x, lease %u s", v->id, svc_name(v->rec, name), guid, r.pkey, lease);
 	changed(sa, v, true);
 	return 0;
 }

@@ -34,19 +34,6 @@ struct cabling {
 	uint64_t logged_sig;
 };
 
-/* The plan's path: a relative one from smd.conf's directory */
-static int plan_path(const char *file, const char *conf_path, char *out, size_t len)
-{
-	const char *slash = conf_path ? strrchr(conf_path, '/') : NULL;
-	int n;
-
-	if (file[0] == '/' || !slash)
-		n = snprintf(out, len, "%s", file);
-	else
-		n = snprintf(out, len, "%.*s/%s", (int)(slash - conf_path), conf_path, file);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 /* Read and parse the plan cfg names: 0 and *out (NULL: none configured), or -errno and err */
 static int load(const struct smd_config *cfg, const char *conf_path, char *path, size_t plen,
 		struct plan **out, char *err, size_t errlen)
@@ -59,7 +46,7 @@ static int load(const struct smd_config *cfg, const char *conf_path, char *path,
 	path[0] = 0;
 	if (!cfg->cabling_plan[0])
 		return 0;
-	r = plan_path(cfg->cabling_plan, conf_path, path, plen);
+	r = file_path_near(cfg->cabling_plan, conf_path, path, plen);
 	if (r < 0) {
 		snprintf(err, errlen, "cabling_plan %s: path too long", cfg->cabling_plan);
 		return r;

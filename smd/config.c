@@ -16,6 +16,7 @@
 #include "mad/capture.h"
 #include "mad/port.h"
 #include "topo/route.h"
+#include "util/macros.h"
 
 void config_defaults(struct smd_config *c)
 {
@@ -666,7 +667,7 @@ static const struct config_key keys[] = {
 
 static const struct config_key *key_find(const char *name)
 {
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
 		if (!strcmp(keys[i].name, name))
 			return &keys[i];
 	return NULL;
@@ -784,7 +785,7 @@ int config_load(struct smd_config *c, const char *path, char *err, size_t errlen
 
 void config_print(const struct smd_config *c, FILE *out)
 {
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		fprintf(out, "%s = ", keys[i].name);
 		keys[i].print(&keys[i], (const char *)c + keys[i].offset, out);
 		fprintf(out, "\n");
@@ -793,7 +794,7 @@ void config_print(const struct smd_config *c, FILE *out)
 
 const char *config_key_name(size_t i, bool *live)
 {
-	if (i >= sizeof(keys) / sizeof(keys[0]))
+	if (i >= ARRAY_SIZE(keys))
 		return NULL;
 	if (live)
 		*live = keys[i].reload == CONFIG_LIVE;
@@ -802,7 +803,7 @@ const char *config_key_name(size_t i, bool *live)
 
 void config_reload(struct smd_config *run, const struct smd_config *next)
 {
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
 		const struct config_key *k = &keys[i];
 		char *to = (char *)run + k->offset;
 		const char *from = (const char *)next + k->offset;

@@ -126,6 +126,7 @@ struct loop {
 	struct route_result *left_routes;
 	struct store *left_store;
 	struct mcast *left_mcast;
+	struct cabling *left_cabling;
 };
 
 static void loop_pump(struct loop *lp);
@@ -1399,6 +1400,7 @@ static bool loop_stop(struct loop *lp)
 		lp->left_routes = smd->routes;
 		lp->left_store = smd->store;
 		lp->left_mcast = smd->mcast;
+		lp->left_cabling = smd->cabling;
 		smd->sweep = NULL;
 		abandoned = lp;
 		return false;

@@ -462,6 +462,7 @@ int main(int argc, char **argv)
 
 	r = open_port(&smd);
 	if (r > 0) {
+		cabling_free(&smd);
 		part_conf_free(smd.parts);
 		return r;
 	}

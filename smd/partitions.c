@@ -14,66 +14,10 @@
 #include "smd/mcast.h"
 #include "smd/partitions.h"
 #include "smd/smd.h"
+#include "util/file.h"
 
 /* A partitions file larger than this is refused (a mistake, or a hostile path) */
 #define PART_FILE_MAX	(64u << 20)
-
-/* The file's path: a relative one from smd.conf's directory */
-static int file_path(const char *file, const char *conf_path, char *out, size_t len)
-{
-	const char *slash = conf_path ? strrchr(conf_path, '/') : NULL;
-	int n;
-
-	if (file[0] == '/' || !slash)
-		n = snprintf(out, len, "%s", file);
-	else
-		n = snprintf(out, len, "%.*s/%s", (int)(slash - conf_path), conf_path, file);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-static int read_file(const char *path, char **text, size_t *len, char *err, size_t errlen)
-{
-	struct stat st;
-	char *buf = NULL;
-	size_t n = 0;
-	FILE *f;
-	int r = 0;
-
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return r;
-	}
-	if (fstat(fileno(f), &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > PART_FILE_MAX) {
-		r = -EINVAL;
-		snprintf(err, errlen, "%s: not a regular file of at most %u MB", path,
-			 PART_FILE_MAX >> 20);
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf) {
-		r = -ENOMEM;
-		snprintf(err, errlen, "%s: out of memory", path);
-		goto out;
-	}
-	n = fread(buf, 1, (size_t)st.st_size, f);
-	if (ferror(f)) {
-		r = -EIO;
-		snprintf(err, errlen, "%s: read error", path);
-		goto out;
-	}
-	buf[n] = 0;
-out:
-	fclose(f);
-	if (r < 0) {
-		free(buf);
-		return r;
-	}
-	*text = buf;
-	*len = n;
-	return 0;
-}
 
 int partitions_load(const struct smd_config *cfg, const char *conf_path, struct part_conf **out,
 		    char *err, size_t errlen)
@@ -93,12 +37,12 @@ int partitions_load(const struct smd_config *cfg, const char *conf_path, struct 
 			snprintf(err, errlen, "partitions: out of memory");
 		return r;
 	}
-	r = file_path(cfg->partition_config, conf_path, path, sizeof(path));
+	r = file_path_near(cfg->partition_config, conf_path, path, sizeof(path));
 	if (r < 0) {
 		snprintf(err, errlen, "partition_config %s: path too long", cfg->partition_config);
 		return r;
 	}
-	r = read_file(path, &text, &len, err, errlen);
+	r = file_read_all(path, PART_FILE_MAX, &text, &len, err, errlen);
 	if (r < 0)
 		return r;
 	r = part_parse(text, len, path, &d, out, err, errlen);

@@ -32,6 +32,7 @@
 #include "smd/sm.h"
 #include "smd/smd.h"
 #include "topo/fabric.h"
+#include "util/macros.h"
 
 void sm_set_state(struct smd *smd, enum sm_state st, const char *why)
 {
@@ -410,7 +411,7 @@ static const char *am_name(uint32_t amod)
 		[SM_AM_DISCOVER] = "DISCOVER",
 	};
 
-	return amod < sizeof(names) / sizeof(names[0]) && names[amod] ? names[amod] : "unknown";
+	return amod < ARRAY_SIZE(names) && names[amod] ? names[amod] : "unknown";
 }
 
 /*

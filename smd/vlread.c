@@ -60,19 +60,6 @@ struct vr_ctx {
 	struct vr_pkeys *pk;
 };
 
-/* The P_Key table's length (IBA 14.2.5.3, 14.2.5.4); 0: none */
-static unsigned int pkey_cap(const struct fab_port *p)
-{
-	const struct fab_node *n = p->node;
-	unsigned int cap;
-
-	if (n->type == NODE_TYPE_SWITCH && p->num)
-		cap = n->si_valid ? n->si.partition_enf_cap : 0;
-	else
-		cap = n->ni.partition_cap;
-	return cap > PKEY_TABLE_MAX ? PKEY_TABLE_MAX : cap;
-}
-
 /* The route SMPs about port p's tables take: a switch's for its ports */
 static const struct dr_path *route_of(const struct fab_port *p)
 {
@@ -162,7 +149,7 @@ static int vr_submit(struct smd *smd, struct fab_node *n, uint16_t attr, uint32_
 /* Read port p's P_Key table, every block of it */
 static int vr_pkeys(struct smd *smd, struct fab_port *p)
 {
-	unsigned int cap = pkey_cap(p);
+	unsigned int cap = part_table_cap(p);
 	struct vr_pkeys *pk = calloc(1, sizeof(*pk) + cap * sizeof(*pk->tab));
 	int r = 0;
 
@@ -250,7 +237,7 @@ static int vr_next_in_node(struct smd *smd, struct fab_node *n)
 				/* A P_Key table nobody wrote or confirmed: a switch port
 				 * between switches (the pkeys phase keeps those facing CAs),
 				 * or one whose programming failed */
-				if (p->pkeys_valid || !pkey_cap(p) || !route_of(p) ||
+				if (p->pkeys_valid || !part_table_cap(p) || !route_of(p) ||
 				    (k && !fabric_vlarb_port(p)) || (!k && !is_sw) ||
 				    mkey_locked(smd, is_sw ? &n->ports[0] : p))
 					continue;

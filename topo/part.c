@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 
 #include "topo/part.h"
+#include "util/macros.h"
 
 #define DEF_MAX		1024	/* characters of a partition definition */
 #define ITEM_MAX	1024	/* of a member or an mgid line */
@@ -59,7 +60,7 @@ static const struct {
 	{ 25, "1600" },
 };
 
-#define NRATES (sizeof(rates) / sizeof(rates[0]))
+#define NRATES (ARRAY_SIZE(rates))
 
 const char *part_rate_text(uint8_t code)
 {
@@ -113,7 +114,7 @@ int part_parse_rate(const char *s, uint8_t *code)
 	if (!len || len >= sizeof(buf))
 		return -EINVAL;
 	memcpy(buf, s, len + 1);
-	for (size_t u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+	for (size_t u = 0; u < ARRAY_SIZE(units); u++) {
 		size_t ul = strlen(units[u]);
 
 		if (len > ul && !strcasecmp(buf + len - ul, units[u])) {
@@ -377,10 +378,10 @@ static int group_flag(struct parser *ps, unsigned int line, const char *flag, co
 	unsigned long long v;
 	size_t k;
 
-	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+	for (k = 0; k < ARRAY_SIZE(names); k++)
 		if (!strcasecmp(flag, names[k]))
 			break;
-	if (k == sizeof(names) / sizeof(names[0]))
+	if (k == ARRAY_SIZE(names))
 		return 0;
 	if (!val || !*val)
 		return perr(ps, line, "%s needs a value (%s=...)", flag, flag);
@@ -626,7 +627,7 @@ static int parse_member(struct parser *ps, char *item, unsigned int line, struct
 		return perr(ps, line, "a membership without a port ('=%s')", val ? val : "");
 	if (!strcmp(name, "NONE"))
 		return 0;
-	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
 		if (!strcmp(name, words[i].word))
 			who = words[i].who;
 	if (who == PART_GUID) {
@@ -1177,4 +1178,16 @@ uint16_t part_find_key(const uint16_t *keys, unsigned int n, uint16_t pkey)
 			hi = mid;
 	}
 	return lo < n && PKEY_BASE(keys[lo]) == PKEY_BASE(pkey) ? keys[lo] : 0;
+}
+
+unsigned int part_table_cap(const struct fab_port *p)
+{
+	const struct fab_node *n = p->node;
+	unsigned int cap;
+
+	if (n->type == NODE_TYPE_SWITCH && p->num)
+		cap = n->si_valid ? n->si.partition_enf_cap : 0;
+	else
+		cap = n->ni.partition_cap;
+	return cap > PKEY_TABLE_MAX ? PKEY_TABLE_MAX : cap;
 }

@@ -30,6 +30,14 @@
 #define PKEY_DEFAULT		0x7fff	/* the default partition (IBA 10.9.1.2) */
 /* Entries of a port's table smd manages (read, compared, written): 32 blocks */
 #define PKEY_TABLE_MAX		1024
+
+struct fab_port;
+/*
+ * The length of port p's P_Key table (IBA 14.2.5.3, 14.2.5.4): its node's
+ * PartitionCap, for a switch's external port PartitionEnforcementCap (0
+ * when SwitchInfo is not known), at most PKEY_TABLE_MAX; 0: it has none
+ */
+unsigned int part_table_cap(const struct fab_port *p);
 #define PKEY_BLOCK_SIZE		32
 
 /* Who a member rule names */

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "topo/route_int.h"
+#include "util/macros.h"
 
 double route_now(void)
 {
@@ -30,7 +31,7 @@ static const struct route_engine engines[] = {
 	  route_minhop_compute },
 };
 
-#define NENGINES (sizeof(engines) / sizeof(engines[0]))
+#define NENGINES (ARRAY_SIZE(engines))
 
 const struct route_engine *route_engine_find(const char *name)
 {
@@ -83,7 +84,7 @@ static unsigned int cap_vls(uint8_t vl_cap)
 {
 	static const unsigned int n[] = { 0, 1, 2, 4, 8, 15 };
 
-	return vl_cap < sizeof(n) / sizeof(n[0]) ? n[vl_cap] : 0;
+	return vl_cap < ARRAY_SIZE(n) ? n[vl_cap] : 0;
 }
 
 unsigned int route_fabric_vls(const struct fabric *f)

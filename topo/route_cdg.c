@@ -104,6 +104,9 @@ static bool search_fwd(struct rt_cdg *c, uint32_t b, uint32_t a, uint32_t ub)
 
 		c->fwd[c->nfwd++] = x;
 		c->work++;
+		/* Searched too far: taken for a cycle (refusing a turn is always safe) */
+		if (c->search_cap && c->nfwd > c->search_cap)
+			return true;
 		for (uint32_t j = 0; j < deg; j++) {
 			uint32_t y = g->off[v] + j;
 

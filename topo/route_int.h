@@ -276,6 +276,11 @@ struct rt_cdg {
 	uint32_t *stack, *fwd, *bwd, *tmp;
 	uint32_t nfwd, nbwd;
 	uint64_t work;			/* arcs visited by searches so far */
+	/*
+	 * 0, or the arcs a search may visit: one that would visit more takes
+	 * the turn for closing a cycle (it is refused, never wrongly let in)
+	 */
+	uint32_t search_cap;
 };
 
 int rt_cdg_init(struct rt_cdg *c, const struct rt_graph *g);
@@ -367,13 +372,34 @@ void rt_updn_tree(const struct rt_graph *g, struct rt_updn *u, const struct rt_d
  * than hop_limit switch-to-switch hops (0: no limit) but escape-tree routes
  * (a destination's last resort); shuffle: destinations in a fixed
  * pseudo-random order instead of g's; passes - 1 rounds of rip-up and
- * reroute follow the first. Returns 0, 1 when the searches in the CDGs
- * visited more than work_limit arcs (0: no limit; the LFTs are then
- * incomplete), or -ENOMEM.
+ * reroute follow the first. tree_w: NULL for escape paths over a BFS tree
+ * from the up/down root, else over a spanning tree of the cables with the
+ * most weight (tree_w per arc, both directions summed); a turn not yet in
+ * its layer's graph weighs turn_weight hop penalties more (0: nothing).
+ * Returns 0, 1 when the searches in the CDGs visited more than work_limit
+ * arcs (0: no limit; the LFTs are then incomplete), or -ENOMEM.
  */
 int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint32_t hop_limit,
 		 unsigned int V, unsigned int passes, bool shuffle, uint64_t work_limit,
-		 uint8_t *sl_dest, unsigned int *used, unsigned int *escaped);
+		 const uint32_t *tree_w, unsigned int turn_weight, uint8_t *sl_dest,
+		 unsigned int *used, unsigned int *escaped);
+
+/*
+ * Local search on one-VL routes (route_polish.c): while it lowers the
+ * busiest load or the number of links carrying it, one switch's next hop
+ * toward one LID at a time moves (with the routes that pass the switch)
+ * from a way over the busiest link to one that avoids it, keeping the
+ * channel dependency graph acyclic, or, given rank (an up/down order the
+ * routes obey), keeping to that order. Works on g->lt and l (the loads of
+ * those routes, kept up to date); no route gets longer than hop_limit hops
+ * (0: no limit); stops after about work_limit steps. *moved: moves made
+ * (none when a port has several LIDs: they keep apart as the engine put
+ * them). movable (LID-major like g->lt, or NULL: all): the only entries
+ * that may change. 0, -EDEADLK when the routes are not acyclic on one VL
+ * (nothing changed), -ENOMEM.
+ */
+int rt_polish(const struct rt_graph *g, struct rt_loads *l, const uint32_t *rank,
+	      const uint8_t *movable, uint32_t hop_limit, uint64_t work_limit, uint32_t *moved);
 
 /*
  * The SL of the paths from the endports attached to switch sw_idx toward

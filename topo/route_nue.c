@@ -39,6 +39,7 @@ struct nue {
 	const struct rt_graph *g;
 	struct rt_loads *l;
 	uint64_t H;
+	uint64_t TP;			/* weight of a turn not yet in the layer's graph */
 	uint32_t hop_limit;
 	uint32_t *hops;			/* [S] switch-to-switch hops of a joined switch */
 	uint32_t S;
@@ -122,6 +123,55 @@ static void nue_free(struct nue *n)
 	for (unsigned int i = 0; i < ROUTE_MAX_VLS; i++)
 		if (n->layer_ok[i])
 			rt_cdg_free(&n->layer[i]);
+}
+
+/*
+ * Escape trees by weight: the heaviest cables first (Prim, from the up/down
+ * root of each component), so that the links routes need most keep every
+ * turn
+ */
+static void escape_tree_w(struct nue *n, const struct rt_updn *u, const uint32_t *w)
+{
+	const struct rt_graph *g = n->g;
+	uint32_t ncomp = 0;
+	uint64_t *best = n->cost;	/* [S] heaviest arc into the tree + 1, 0: none */
+	uint32_t *via = n->nxt;
+
+	for (uint32_t s = 0; s < n->S; s++) {
+		n->comp[s] = RT_NONE;
+		n->par[s] = RT_NONE;
+	}
+	for (uint32_t i = 0; i < n->S; i++) {
+		uint32_t root = u->bylevel[i], cnt = 0, v = root;
+
+		if (n->comp[root] != RT_NONE)
+			continue;
+		for (uint32_t s = 0; s < n->S; s++)
+			best[s] = 0;
+		while (v != RT_NONE) {
+			n->comp[v] = ncomp;
+			cnt++;
+			for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
+				uint32_t t = g->to[a];
+				uint64_t x = (uint64_t)w[a] + w[g->rev[a]] + 1;
+
+				if (n->comp[t] == RT_NONE && x > best[t]) {
+					best[t] = x;
+					via[t] = a;
+				}
+			}
+			v = RT_NONE;
+			for (uint32_t s = 0; s < n->S; s++)
+				if (n->comp[s] == RT_NONE && best[s] &&
+				    (v == RT_NONE || best[s] > best[v]))
+					v = s;
+			if (v != RT_NONE) {
+				n->par[v] = g->rev[via[v]];
+				n->tree_arc[via[v]] = n->tree_arc[g->rev[via[v]]] = 1;
+			}
+		}
+		n->compsize[ncomp++] = cnt;
+	}
 }
 
 /* Escape trees: BFS from the up/down root of each component */
@@ -278,7 +328,8 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 
 				if (a == e.arc || !n->settled[x])
 					continue;
-				cc = n->cost[x] + n->H + W[a] + sib_pen(n, W, a);
+				cc = n->cost[x] + n->H + W[a] + sib_pen(n, W, a) +
+				     (x != d->sw && !c->cnt[rt_turn(g, a, n->nxt[x])] ? n->TP : 0);
 				if (cc < bc && joinable(n, c, d, a)) {
 					best = a;
 					bc = cc;
@@ -306,7 +357,8 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 
 			if (n->settled[x])
 				continue;
-			if (heap_push(n, e.cost + n->H + W[a] + sib_pen(n, W, a), x, a) < 0)
+			if (heap_push(n, e.cost + n->H + W[a] + sib_pen(n, W, a) +
+				      (u != d->sw && !c->cnt[rt_turn(g, a, e.arc)] ? n->TP : 0), x, a) < 0)
 				return -ENOMEM;
 		}
 	}
@@ -318,7 +370,8 @@ static int grow(struct nue *n, struct rt_cdg *c, const struct rt_dest *d)
 
 int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint32_t hop_limit,
 		 unsigned int V, unsigned int passes, bool shuffle, uint64_t work_limit,
-		 uint8_t *sl_dest, unsigned int *used, unsigned int *escaped)
+		 const uint32_t *tree_w, unsigned int turn_weight, uint8_t *sl_dest,
+		 unsigned int *used, unsigned int *escaped)
 {
 	struct nue n;
 	struct rt_updn u;
@@ -338,6 +391,7 @@ int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint3
 	n.S = S;
 	n.l = l;
 	n.H = H;
+	n.TP = turn_weight * (H + 1);
 	n.hop_limit = hop_limit ? hop_limit : UINT32_MAX;
 	r = rt_updn_init(g, &u);
 	if (r < 0)
@@ -363,7 +417,10 @@ int rt_nue_route(const struct rt_graph *g, struct rt_loads *l, uint64_t H, uint3
 	    !n.depth || !n.order || !n.scratch || !n.queue || !n.cost || !n.settled || !n.hops ||
 	    !n.added || !layer_of)
 		goto out;
-	escape_tree(&n, &u);
+	if (tree_w)
+		escape_tree_w(&n, &u, tree_w);
+	else
+		escape_tree(&n, &u);
 	for (unsigned int L = 0; L < V; L++) {
 		r = rt_cdg_init(&n.layer[L], g);
 		if (r < 0)

@@ -55,6 +55,8 @@
  * crosses most of them for each LID to repair costs more than routing anew.
  */
 #define RP_WORK_PER_ARC	512
+/* Balancing the re-routed entries stops after this many times arcs x LIDs of work */
+#define RP_POLISH_WORK	4
 #define RP_WORK_MIN	2000000
 #define RP_BIG		40000000ull
 
@@ -751,6 +753,35 @@ static int rp_run(struct repair *rp)
 	return r;
 }
 
+/*
+ * One VL: the re-routed entries balanced (rt_polish) against everything
+ * else, which stays as it was (only entries repair changed may change
+ * again): detours placed nearest first pile onto a few links. 0 or -ENOMEM.
+ */
+static int rp_polish(struct repair *rp)
+{
+	const struct rt_graph *g = &rp->g;
+	uint8_t *movable = malloc((size_t)g->lidlen * rp->S + 1);
+	uint32_t moved;
+	int r;
+
+	if (!movable)
+		return -ENOMEM;
+	for (uint32_t lid = 0; lid < g->lidlen; lid++)
+		for (uint32_t s = 0; s < rp->S; s++) {
+			size_t k = (size_t)lid * rp->S + s;
+			uint8_t was = lid < rp->olidlen ?
+				      rp->olt[(size_t)lid * rp->osws + rp->osw[s]->sw_idx] :
+				      LFT_PORT_NONE;
+
+			movable[k] = g->lt[k] != was;
+		}
+	r = rt_polish(g, &rp->l, rp->rank, movable, RP_HOP_LIMIT,
+		      RP_POLISH_WORK * (uint64_t)g->narcs * g->ndest, &moved);
+	free(movable);
+	return r == -EDEADLK ? 0 : r;
+}
+
 int route_repair(const struct fabric *old, const struct route_result *old_res,
 		 struct fabric *f, const struct route_opts *opts, struct route_stats *st,
 		 struct route_result **res, struct route_repair_info *info)
@@ -845,6 +876,8 @@ int route_repair(const struct fabric *old, const struct route_result *old_res,
 	} else if (!r) {
 		r = rp_run(&rp);
 	}
+	if (r == 0 && rp.used == 1)
+		r = rp_polish(&rp);
 	if (r < 0)
 		goto out;
 	/* The next repair may judge by the same order */

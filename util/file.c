@@ -74,3 +74,15 @@ out:
 	*len = n;
 	return 0;
 }
+
+int file_path_near(const char *file, const char *conf_path, char *out, size_t len)
+{
+	const char *slash = conf_path ? strrchr(conf_path, '/') : NULL;
+	int n;
+
+	if (file[0] == '/' || !slash)
+		n = snprintf(out, len, "%s", file);
+	else
+		n = snprintf(out, len, "%.*s/%s", (int)(slash - conf_path), conf_path, file);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

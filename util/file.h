@@ -16,4 +16,11 @@
 int file_read_all(const char *path, size_t max, char **text, size_t *len, char *err,
 		  size_t errlen);
 
+/*
+ * The path a configuration key names: file as it is when absolute or when
+ * there is no configuration file, else relative to conf_path's directory.
+ * 0, or -ENAMETOOLONG when it does not fit out.
+ */
+int file_path_near(const char *file, const char *conf_path, char *out, size_t len);
+
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "util/log.h"
+#include "util/macros.h"
 
 static const char *log_ident = "smd";
 static int log_level = LOG_LVL_INFO;
@@ -64,7 +65,7 @@ static const struct {
 
 int log_parse_level(const char *s)
 {
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
 		if (!strcasecmp(s, levels[i].name))
 			return levels[i].level;
 	if (!strcasecmp(s, "warn"))
@@ -74,7 +75,7 @@ int log_parse_level(const char *s)
 
 const char *log_level_name(int level)
 {
-	for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
 		if (levels[i].level == level)
 			return levels[i].name;
 	return "info";

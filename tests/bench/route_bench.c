@@ -3,7 +3,7 @@
  * route_bench: route one topology file in memory and print what it costs.
  *
  *   route_bench [--engine NAME] [--vls N] [--repeat N] [--no-check]
- *               [--dump-lfts FILE] NETFILE
+ *               [--dump-lfts FILE] [--repair-from INTACT] NETFILE
  *
  * The fabric (ibnetdiscover format, tests/gen/topogen.py) is brought up the
  * way the unit tests do it: discovery against tests/unit/fakefab, LIDs from
@@ -12,6 +12,12 @@
  * (route_check) and its time. --dump-lfts writes every switch's LFT in the
  * format of opensm's opensm-lfts.dump, for tests/bench/route_load.py.
  * One line of "key value" pairs goes to stdout.
+ *
+ * --repair-from INTACT: route the fabric INTACT (of which NETFILE is a
+ * part: cables or switches gone, the same GUIDs) with the engine, bring
+ * NETFILE up with INTACT's LIDs, and time route_repair of those routes
+ * instead of the engine (engine "repair" in the output; "failed" with
+ * route_repair's reason when it declines, as smd would then route afresh).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -58,26 +64,57 @@ static int dump_lfts(const struct fabric *f, const char *path)
 	return fclose(out) ? -errno : 0;
 }
 
+/* INTACT's LIDs, for bringing the degraded fabric up with the same */
+static int lid_of(void *ctx, uint64_t guid, uint16_t *lid)
+{
+	const struct fabric *f = ctx;
+
+	for (uint32_t l = 1; l <= f->max_lid; l++)
+		if (f->by_lid[l] && f->by_lid[l]->guid == guid) {
+			*lid = (uint16_t)l;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static int bring_up(struct fakefab *ff, const char *net, struct fabric **f,
+		    const struct fabric *lids_of)
+{
+	struct disc_stats ds;
+	struct lid_stats ls;
+	int r = ff_load(ff, net);
+
+	if (r < 0) {
+		fprintf(stderr, "route_bench: %s: %s\n", net, strerror(-r));
+		return r;
+	}
+	if (fabric_new(f) < 0 || ff_discover(ff, *f, &ds) < 0 ||
+	    lid_assign(*f, 0, lids_of ? lid_of : NULL, (void *)lids_of, &ls) < 0) {
+		fprintf(stderr, "route_bench: %s: cannot bring the fabric up\n", net);
+		return -EIO;
+	}
+	return 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: route_bench [--engine NAME] [--vls N] [--repeat N] [--no-check] "
-		"[--dump-lfts FILE] NETFILE\n");
+		"[--dump-lfts FILE] [--repair-from INTACT] NETFILE\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	const char *engine = "dfree", *dump = NULL, *net = NULL;
+	const char *engine = "dfree", *dump = NULL, *net = NULL, *intact = NULL;
 	unsigned int vls = 0, repeat = 1;
 	bool check = true;
 	struct route_opts opts;
 	struct route_stats st;
 	struct route_check chk;
-	struct route_result *res = NULL;
-	struct disc_stats ds;
-	struct lid_stats ls;
-	struct fakefab ff;
-	struct fabric *f;
+	struct route_result *res = NULL, *res0 = NULL;
+	struct route_repair_info info;
+	struct fakefab ff, ff0;
+	struct fabric *f, *f0 = NULL;
 	const struct route_engine *e;
 	double best_wall = 1e30, best_cpu = 1e30, t0, c0, check_s = 0;
 	int r;
@@ -91,6 +128,8 @@ int main(int argc, char **argv)
 			repeat = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--dump-lfts") && i + 1 < argc)
 			dump = argv[++i];
+		else if (!strcmp(argv[i], "--repair-from") && i + 1 < argc)
+			intact = argv[++i];
 		else if (!strcmp(argv[i], "--no-check"))
 			check = false;
 		else if (argv[i][0] == '-' || net)
@@ -105,29 +144,35 @@ int main(int argc, char **argv)
 		fprintf(stderr, "route_bench: no engine %s\n", engine);
 		return 2;
 	}
-	r = ff_load(&ff, net);
-	if (r < 0) {
-		fprintf(stderr, "route_bench: %s: %s\n", net, strerror(-r));
-		return 1;
-	}
-	if (fabric_new(&f) < 0 || ff_discover(&ff, f, &ds) < 0 ||
-	    lid_assign(f, 0, NULL, NULL, &ls) < 0) {
-		fprintf(stderr, "route_bench: cannot bring the fabric up\n");
-		return 1;
-	}
 	memset(&opts, 0, sizeof(opts));
 	opts.max_vls = vls;
+	if (intact) {
+		if (bring_up(&ff0, intact, &f0, NULL) < 0)
+			return 1;
+		r = route_compute(e, f0, &opts, &st, &res0);
+		if (r < 0) {
+			fprintf(stderr, "route_bench: %s on %s: %s\n", engine, intact, strerror(-r));
+			return 1;
+		}
+	}
+	if (bring_up(&ff, net, &f, f0) < 0)
+		return 1;
 	for (unsigned int k = 0; k < repeat; k++) {
 		route_result_free(res);
 		res = NULL;
 		t0 = now(CLOCK_MONOTONIC);
 		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-		r = route_compute(e, f, &opts, &st, &res);
+		if (intact)
+			r = route_repair(f0, res0, f, &opts, &st, &res, &info);
+		else
+			r = route_compute(e, f, &opts, &st, &res);
 		c0 = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		t0 = now(CLOCK_MONOTONIC) - t0;
 		if (r < 0) {
-			fprintf(stderr, "route_bench: %s: %s\n", engine, strerror(-r));
-			printf("engine %s vls_budget %u failed %d\n", engine, vls, r);
+			fprintf(stderr, "route_bench: %s: %s%s%s\n", intact ? "repair" : engine,
+				strerror(-r), intact ? ": " : "", intact ? info.why : "");
+			printf("engine %s vls_budget %u failed %d\n", intact ? "repair" : engine,
+			       vls, r);
 			return 1;
 		}
 		if (t0 < best_wall)
@@ -146,7 +191,7 @@ int main(int argc, char **argv)
 	printf("engine %s switches %zu lids %u vls_budget %u vls_used %u seconds %.3f cpu %.3f "
 	       "max_link %u mean_link %.1f unreachable %u max_hops %u check_seconds %.3f "
 	       "acyclic %d loops %llu unrouted %llu check_vls %u deps %llu escape %u method \"%s\"\n",
-	       engine, f->nswitches, st.lids, st.vls_budget, st.vls_used, best_wall, best_cpu,
+	       intact ? "repair" : engine, f->nswitches, st.lids, st.vls_budget, st.vls_used, best_wall, best_cpu,
 	       st.max_link_routes, st.mean_link_routes, st.unreachable, st.max_hops, check_s,
 	       check ? chk.acyclic : -1, (unsigned long long)chk.loops,
 	       (unsigned long long)chk.unreachable, chk.vls_used,
@@ -156,5 +201,10 @@ int main(int argc, char **argv)
 	route_result_free(res);
 	fabric_free(f);
 	ff_free(&ff);
+	if (intact) {
+		route_result_free(res0);
+		fabric_free(f0);
+		ff_free(&ff0);
+	}
 	return 0;
 }

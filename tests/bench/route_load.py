@@ -81,6 +81,8 @@ def main(argv):
     ap.add_argument("net")
     ap.add_argument("lfts")
     ap.add_argument("--label", default="")
+    ap.add_argument("--top", type=int, default=0,
+                    help="also print the N busiest link directions, one a line")
     a = ap.parse_args(argv)
     nodes = parse_net(a.net)
     lfts, lid_guid = parse_lfts(a.lfts)
@@ -207,6 +209,9 @@ def main(argv):
     mxc, meanc = stats(load_ca)
     print("%s max %d mean %.1f ca2ca_max %d ca2ca_mean %.1f routes %d bad %d" %
           (a.label + (" " if a.label else ""), mx, mean, mxc, meanc, pairs, bad))
+    for (s, p), n in sorted(load.items(), key=lambda x: -x[1])[:a.top]:
+        rn, rp = nodes[names[s]]["peer"][p]
+        print("  %6d (%d CA->CA) %s[%d] -> %s[%d]" % (n, load_ca[(s, p)], names[s], p, rn, rp))
     return 0
 
 

@@ -40,6 +40,11 @@ Usage: topogen.py KIND [args] [-o FILE] [--seed S]
   ring N H                N switches in a ring (a 1-D torus), H hosts per switch
   random --switches N     random irregular fabric (see gen_random)
 
+Degraded fabrics (any kind; picked with --seed, the switches kept connected):
+  --cut PCT               remove PCT percent of the switch-to-switch cables
+  --cut-switches N        remove N switches that have no hosts (in a fat-tree:
+                          aggregation or core switches), with their cables
+
 A one-line summary (switches, hosts, CA ports, links) goes to stderr.
 """
 
@@ -389,6 +394,74 @@ def gen_random(nsw, seed):
     return fab
 
 
+def degrade(fab, pct, nsw, seed):
+    """Remove nsw host-less switches, then pct percent of the switch-to-switch
+    cables (of those left), both picked at random with seed, skipping any whose
+    loss would split the switches; the title says what went."""
+    rng = random.Random("degrade-%d" % seed)
+    sw = lambda n: fab.nodes[n]["kind"] == "sw"
+
+    def connected(gone_sw, gone_links):
+        adj = collections.defaultdict(list)
+        for i, (a, _, b, _) in enumerate(fab.links):
+            if i not in gone_links and sw(a) and sw(b) and \
+                    a not in gone_sw and b not in gone_sw:
+                adj[a].append(b)
+                adj[b].append(a)
+        left = [n for n in range(len(fab.nodes)) if sw(n) and n not in gone_sw]
+        seen, todo = {left[0]}, [left[0]]
+        while todo:
+            for y in adj[todo.pop()]:
+                if y not in seen:
+                    seen.add(y)
+                    todo.append(y)
+        return len(seen) == len(left)
+
+    hosted = {a for a, _, b, _ in fab.links if sw(a) and not sw(b)} | \
+        {b for a, _, b, _ in fab.links if sw(b) and not sw(a)}
+    cand = [n for n in range(len(fab.nodes)) if sw(n) and n not in hosted]
+    rng.shuffle(cand)
+    gone_sw, gone = set(), set()
+    for n in cand:
+        if len(gone_sw) >= nsw:
+            break
+        if connected(gone_sw | {n}, gone):
+            gone_sw.add(n)
+    if len(gone_sw) < nsw:
+        raise ValueError("cannot remove %d host-less switches and stay connected" % nsw)
+    links = [i for i, (a, _, b, _) in enumerate(fab.links)
+             if sw(a) and sw(b) and a not in gone_sw and b not in gone_sw]
+    want = int(len(links) * pct / 100.0)
+    rng.shuffle(links)
+    for i in links:
+        if len(gone) >= want:
+            break
+        if connected(gone_sw, gone | {i}):
+            gone.add(i)
+    if len(gone) < want:
+        raise ValueError("cannot remove %d cables and stay connected" % want)
+    keep = [l for i, l in enumerate(fab.links)
+            if i not in gone and l[0] not in gone_sw and l[2] not in gone_sw]
+    fab.links = keep
+    fab.peer = {}
+    for a, pa, b, pb in keep:
+        fab.peer[(a, pa)] = (b, pb)
+        fab.peer[(b, pb)] = (a, pa)
+    # The removed switches' records go; GUIDs of the others stay as they were
+    remap, nodes = {}, []
+    for i, n in enumerate(fab.nodes):
+        if i not in gone_sw:
+            remap[i] = len(nodes)
+            nodes.append(n)
+    fab.nodes = nodes
+    fab.index = {n["name"]: i for i, n in enumerate(nodes)}
+    fab.links = [(remap[a], pa, remap[b], pb) for a, pa, b, pb in fab.links]
+    fab.peer = {(remap[a], pa): (remap[b], pb) for (a, pa), (b, pb) in fab.peer.items()}
+    fab.nsw -= len(gone_sw)
+    fab.title += " less %d of %d switch cables%s" % (
+        len(gone), len(links), ", %d switches" % len(gone_sw) if gone_sw else "")
+
+
 def main(argv):
     ap = argparse.ArgumentParser(
         description="Generate ibsim topology files (see module docstring).")
@@ -396,7 +469,11 @@ def main(argv):
                                      "random"))
     ap.add_argument("params", nargs="*", type=int)
     ap.add_argument("--switches", type=int, help="random: number of switches")
-    ap.add_argument("--seed", type=int, default=1, help="random: seed (default 1)")
+    ap.add_argument("--seed", type=int, default=1, help="random and --cut: seed (default 1)")
+    ap.add_argument("--cut", type=float, default=0,
+                    help="remove this percentage of switch-to-switch cables")
+    ap.add_argument("--cut-switches", type=int, default=0,
+                    help="remove this many switches without hosts")
     ap.add_argument("-o", "--output", help="output file (default stdout)")
     a = ap.parse_args(argv)
 
@@ -420,6 +497,10 @@ def main(argv):
             if not a.switches:
                 ap.error("random needs --switches N")
             fab = gen_random(a.switches, a.seed)
+        if a.cut < 0 or a.cut >= 100 or a.cut_switches < 0:
+            raise ValueError("--cut takes 0 to 100 (percent), --cut-switches 0 or more")
+        if a.cut or a.cut_switches:
+            degrade(fab, a.cut, a.cut_switches, a.seed)
         diameter = fab.validate()
     except ValueError as e:
         sys.stderr.write("topogen: %s\n" % e)
@@ -427,7 +508,11 @@ def main(argv):
 
     cmd = " ".join([a.kind] + [str(x) for x in a.params] +
                    (["--switches", str(a.switches), "--seed", str(a.seed)]
-                    if a.kind == "random" else []))
+                    if a.kind == "random" else []) +
+                   (["--cut", "%g" % a.cut] if a.cut else []) +
+                   (["--cut-switches", str(a.cut_switches)] if a.cut_switches else []) +
+                   (["--seed", str(a.seed)] if a.kind != "random" and
+                    (a.cut or a.cut_switches) else []))
     if a.output:
         with open(a.output, "w") as f:
             fab.write(f, cmd)

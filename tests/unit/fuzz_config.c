@@ -104,27 +104,6 @@ static void mutate_line(const char *line, char *buf, size_t len)
 	}
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)n : 0;
-	return buf;
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long iters = 3000, seed = 5, accepted = 0, refused = 0, findings = 0;
@@ -149,7 +128,7 @@ int main(int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		size_t n;
 
-		seeds[nseeds] = slurp(argv[i], &n);
+		seeds[nseeds] = unit_read_file(argv[i], &n);
 		if (seeds[nseeds])
 			nseeds++;
 	}

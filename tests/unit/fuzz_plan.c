@@ -57,27 +57,6 @@ static void __attribute__((format(printf, 2, 3))) finding(unsigned long it, cons
 	fputc('\n', stderr);
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	*len = buf ? (size_t)n : 0;
-	return buf;
-}
-
 /* A growing output buffer (NULs allowed) */
 struct out {
 	char *b;
@@ -353,7 +332,7 @@ int main(int argc, char **argv)
 		char err[512];
 		const char *s;
 
-		sf->text = slurp(argv[i], &sf->len);
+		sf->text = unit_read_file(argv[i], &sf->len);
 		if (!sf->text)
 			continue;
 		/* Every seed is a good plan to start from */

@@ -2,7 +2,8 @@
 # Generate the fabrics of issue 4 (tori, rings, fat-trees, random irregular
 # fabrics with dual-port HCAs and parallel links, and some of them with failed
 # links) and check every routing engine on each with VL budgets 1, 2, 4 and 8
-# (test_route judges the routes by walking the true cabling).
+# (test_route judges the routes by walking the true cabling); then some of
+# issue 22's, the default engine on one VL.
 set -eu
 srcdir=${srcdir:-.}
 tmp=$(mktemp -d)
@@ -85,4 +86,13 @@ cut torus3-4x4x4 1 0.1
 cut torus2-8x8 2 0.15
 cut random24-2 3 0.2
 cut ft3-8 4 0.1
-exec ./tests/unit/test_route "$tmp"/*.net
+# Issue 22's acceptance fabrics small enough to route in a second or two:
+# the default engine on one VL only (random fabrics of 100 and 120 switches,
+# the k=16 fat-tree less 2% and 5% of its switch cables, less two switches)
+mkdir "$tmp/one-vl"
+for spec in "random --switches 100 --seed 5" "random --switches 120 --seed 1" \
+	"ft3 16 --cut 2" "ft3 16 --cut 5" "ft3 16 --cut-switches 2"; do
+	# shellcheck disable=SC2086
+	gen "one-vl/$(echo "$spec" | tr -c 'a-z0-9\n-' '_')" $spec
+done
+exec ./tests/unit/test_route "$tmp"/*.net --one-vl "$tmp"/one-vl/*.net

@@ -372,23 +372,6 @@ static void path_in_tmp(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%s/%s", tmpdir, name);
 }
 
-static uint8_t *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	*len = fread(buf, 1, (size_t)n, f);
-	fclose(f);
-	return buf;
-}
-
 static void test_writer_bytes(void)
 {
 	char path[256];
@@ -415,7 +398,7 @@ static void test_writer_bytes(void)
 	capture_received(c, mad[3], MAD_SIZE, 0x33, 0x1, 4, 0);
 	CHECK_EQ(capture_close(c), 0);
 
-	buf = slurp(path, &len);
+	buf = (uint8_t *)unit_read_file(path, &len);
 	CHECK(buf != NULL);
 	if (!buf)
 		return;

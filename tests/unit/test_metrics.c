@@ -683,26 +683,6 @@ static void test_reader(void)
 	}
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* Every page, and one with hostile port labels, as files for promtool */
 static int dump(const char *dir)
 {
@@ -749,7 +729,7 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "--dump"))
 		return dump(argv[2]);
 	snprintf(path, sizeof(path), "%s/man/smd_exporter.8", srcdir ? srcdir : ".");
-	man = read_file(path);
+	man = unit_read_file(path, NULL);
 	CHECK_MSG(man != NULL, "cannot read %s", path);
 	RUN(test_problem_counters);
 	RUN(test_format);

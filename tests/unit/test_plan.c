@@ -32,26 +32,6 @@ static struct plan *parse(const char *text)
 	return p;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 static const struct plan_node *pnode(const struct plan *p, const char *id)
 {
 	for (size_t i = 0; i < p->nnodes; i++)
@@ -72,7 +52,7 @@ static void test_parse_ibnetdiscover(void)
 
 	/* What smctl dump writes, as ibnetdiscover prints it (tests/dump/) */
 	snprintf(path, sizeof(path), "%s/tests/dump/sim.ibnd", srcdir ? srcdir : ".");
-	text = read_file(path);
+	text = unit_read_file(path, NULL);
 	CHECK(text != NULL);
 	if (!text)
 		return;
@@ -99,7 +79,7 @@ static void test_parse_ibnetdiscover(void)
 
 	/* Descriptions with quotes and back slashes, unknown rates ("?????"), a router */
 	snprintf(path, sizeof(path), "%s/tests/dump/odd.ibnd", srcdir ? srcdir : ".");
-	text = read_file(path);
+	text = unit_read_file(path, NULL);
 	p = text ? parse(text) : NULL;
 	CHECK_MSG(p != NULL, "odd.ibnd parses: %s", err);
 	if (p) {

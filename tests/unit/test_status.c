@@ -35,26 +35,6 @@ static void __attribute__((format(printf, 2, 3))) emit(void *ctx, const char *fm
 		text_len += (size_t)n;
 }
 
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	rewind(f);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
 /* word occurs in s on its own (not inside a longer name) */
 static bool has_word(const char *s, const char *word)
 {
@@ -328,7 +308,7 @@ int main(void)
 	char path[4096];
 
 	snprintf(path, sizeof(path), "%s/man/smctl.8", srcdir ? srcdir : ".");
-	man = read_file(path);
+	man = unit_read_file(path, NULL);
 	if (!man) {
 		fprintf(stderr, "cannot read %s\n", path);
 		return 1;

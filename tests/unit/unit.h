@@ -50,6 +50,34 @@ static unsigned int unit_passed, unit_failed;
 	fprintf(stderr, "%s %s\n", unit_failed == _f ? "ok  " : "FAIL", #test); \
 } while (0)
 
+/*
+ * A whole file, NUL-terminated (test inputs: man pages, fixtures, fuzz
+ * seeds); NULL if it cannot be read. *len (when not NULL) gets its size.
+ */
+static inline char *unit_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0) {
+		fclose(f);
+		return NULL;
+	}
+	rewind(f);
+	buf = (char *)calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (len)
+		*len = buf ? (size_t)n : 0;
+	return buf;
+}
+
 static inline int unit_report(void)
 {
 	printf("%u passed, %u failed\n", unit_passed, unit_failed);
