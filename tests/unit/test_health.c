@@ -7,7 +7,8 @@
  * fabrics discovered from topology text, links that went down between two
  * sweeps, and isolation that keeps the fabric connected: judged by routing
  * the isolated fabric and walking every LFT (no entry into an isolated
- * link, every pair still arrives, the channel dependency graph acyclic).
+ * link, every pair still arrives, the channel dependency graph acyclic),
+ * also when route repair (the next sweep) moves the routes off it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -524,6 +525,84 @@ static void test_isolate(void)
 	ff_free(&ff);
 }
 
+/*
+ * Route repair (the routing of a sweep after the first) on a model whose
+ * link was isolated since the last: the routes that crossed it move, no
+ * other LFT entry changes, every pair still arrives on one acyclic VL.
+ */
+static void test_isolate_repair(void)
+{
+	struct fakefab ff;
+	struct fabric *old, *f;
+	struct route_opts o = { .max_vls = 1 };
+	struct route_stats st;
+	struct route_check chk;
+	struct route_result *ores = NULL, *res = NULL;
+	struct route_repair_info info;
+	struct health_isolation v;
+	const char *why = "";
+	unsigned int crossed = 0, moved = 0, other = 0;
+	struct fab_node *l1, *s1;
+
+	CHECK_EQ(ff_parse(&ff, ft2), 0);
+	old = bring_up(&ff);
+	f = bring_up(&ff);
+	CHECK(old && f);
+	if (!old || !f)
+		goto out;
+	activate(old);
+	activate(f);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), old, &o, &st, &ores), 0);
+	CHECK_EQ(route_verify(old, ores, &st, true, &chk, &why), 0);
+	/*
+	 * leaf1's first link to spine1 (spine1's port 1) carries routes both
+	 * ways; leaf1 has a parallel cable and another spine
+	 */
+	l1 = port(&ff, old, "leaf1", 3)->node;
+	s1 = port(&ff, old, "spine1", 1)->node;
+	for (uint32_t lid = 1; lid < l1->lft_len; lid++)
+		crossed += l1->lft[lid] == 3;
+	for (uint32_t lid = 1; lid < s1->lft_len; lid++)
+		crossed += s1->lft[lid] == 1;
+	CHECK(crossed > 0);
+	memset(&v, 0, sizeof(v));
+	v.guid = l1->guid;
+	v.port = 3;
+	CHECK_EQ(health_isolate(f, &v, 1), 0);
+	CHECK_EQ(v.verdict, HEALTH_ISO_APPLIED);
+	CHECK_EQ(route_repair(old, ores, f, &o, &st, &res, &info), 0);
+	if (!res)
+		goto out;
+	CHECK_EQ(route_verify(f, res, &st, true, &chk, &why), 0);
+	CHECK(chk.acyclic && !chk.unreachable && !chk.loops && !chk.disconnected);
+	CHECK_EQ(routes_into_isolated(f), 0);
+	CHECK(info.rerouted > 0);
+	/* Only the routes that crossed it moved: every other entry of every switch is as before */
+	for (size_t s = 0; s < f->nswitches; s++) {
+		const struct fab_node *nn = f->switches[s], *on = fabric_find(old, nn->guid);
+
+		for (uint32_t lid = 1; on && lid < nn->lft_len && lid < on->lft_len; lid++) {
+			bool through = (on == l1 && on->lft[lid] == 3) ||
+				       (on == s1 && on->lft[lid] == 1);
+
+			if (on->lft[lid] == nn->lft[lid])
+				continue;
+			if (through)
+				moved++;
+			else
+				other++;
+		}
+	}
+	CHECK_EQ(moved, crossed);
+	CHECK_EQ(other, 0);
+out:
+	route_result_free(ores);
+	route_result_free(res);
+	fabric_free(old);
+	fabric_free(f);
+	ff_free(&ff);
+}
+
 int main(void)
 {
 	RUN(test_perf_totals);
@@ -534,5 +613,6 @@ int main(void)
 	RUN(test_degraded);
 	RUN(test_links_down);
 	RUN(test_isolate);
+	RUN(test_isolate_repair);
 	return unit_report();
 }
