@@ -13,7 +13,7 @@
 # the reader drains it: no handler renders it all), and the longest
 # handler since smd started (the bring-up's included).
 #
-#   tests/bench/perf_bench.sh            # k=16 (7,168 ports) and k=32 (57,344)
+#   tests/bench/perf_bench.sh            # k=16 (6,144 cabled ports) and k=32 (49,152)
 #   SWEEPS=5 tests/bench/perf_bench.sh 16
 #
 # Environment:
