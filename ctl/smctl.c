@@ -24,6 +24,10 @@ static const struct smctl_cmd commands[] = {
 	  smctl_partitions },
 	{ "cabling", "[--socket PATH]: the fabric against its cabling plan: every mismatch",
 	  smctl_cabling },
+	{ "health", "[--socket PATH]: the health rules, the counters, unhealthy and isolated "
+	  "ports", smctl_health },
+	{ "port", "enable GUID PORT [--socket PATH]: a link the health rules took out of "
+	  "service back in; answers when it is routed again", smctl_port },
 	{ "plan", "check FILE: a cabling plan as smd would read it, errors with line numbers",
 	  smctl_plan },
 	{ "topology", "--slurm|--json [--db FILE]: the last sweep's fabric as Slurm's "
@@ -46,8 +50,8 @@ static const struct smctl_cmd commands[] = {
 static void usage(FILE *out)
 {
 	fprintf(out, "Usage: smctl [--json] [--db FILE] [--socket PATH] COMMAND [ARGS]\n"
-		"  --json: status, resweep, check-routes, sm-enable, cabling, plan, topology, lids,\n"
-		"          history and sa answer\n"
+		"  --json: status, resweep, check-routes, sm-enable, cabling, health, port, plan,\n"
+		"          topology, lids, history and sa answer\n"
 		"          with one JSON object whose first member is \"status\"\nCommands:\n");
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(out, "  %-13s %s\n", commands[i].name, commands[i].synopsis);

@@ -40,6 +40,8 @@ int smctl_check_routes(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_sm_enable(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_partitions(struct smctl_ctx *ctx, int argc, char **argv);
 int smctl_cabling(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_health(struct smctl_ctx *ctx, int argc, char **argv);
+int smctl_port(struct smctl_ctx *ctx, int argc, char **argv);
 
 /* smctl_cabling.c: a cabling plan checked, the fabric as Slurm's topology.conf */
 int smctl_plan(struct smctl_ctx *ctx, int argc, char **argv);

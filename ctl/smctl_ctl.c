@@ -376,3 +376,48 @@ int smctl_cabling(struct smctl_ctx *ctx, int argc, char **argv)
 		return r < 0 ? 2 : 0;
 	return ask(ctx, "cabling", timeout_s);
 }
+
+int smctl_health(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	int timeout_s = 30, r;
+
+	r = parse_opts(ctx, argc, argv, "[--json] [--socket PATH] [--timeout S]", NULL,
+		       &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	return ask(ctx, "health", timeout_s);
+}
+
+/* port enable GUID PORT: the answer comes when the sweep that routes with the link ended */
+int smctl_port(struct smctl_ctx *ctx, int argc, char **argv)
+{
+	static const char use[] = "enable GUID PORT [--json] [--socket PATH] [--timeout S]";
+	unsigned long long guid;
+	unsigned long port;
+	int timeout_s = 600, r;
+	char cmd[96], *end;
+
+	if (argc < 4 || strcmp(argv[1], "enable")) {
+		fprintf(stderr, "Usage: smctl port %s\n", use);
+		return 2;
+	}
+	errno = 0;
+	guid = strtoull(argv[2], &end, 0);
+	if (errno || *end || end == argv[2] || !guid) {
+		fprintf(stderr, "smctl port enable: bad GUID '%s'\n", argv[2]);
+		return 2;
+	}
+	errno = 0;
+	port = strtoul(argv[3], &end, 0);
+	if (errno || *end || end == argv[3] || port < 1 || port > 254) {
+		fprintf(stderr, "smctl port enable: bad port '%s' (1-254)\n", argv[3]);
+		return 2;
+	}
+	/* The options after GUID and PORT, parsed as the other commands' */
+	argv[3] = argv[0];
+	r = parse_opts(ctx, argc - 3, argv + 3, use, NULL, &timeout_s);
+	if (r)
+		return r < 0 ? 2 : 0;
+	snprintf(cmd, sizeof(cmd), "port enable 0x%016llx %lu", guid, port);
+	return ask(ctx, cmd, timeout_s);
+}

@@ -160,6 +160,30 @@ static const char *const migrations[] = {
 	"ALTER TABLE port ADD COLUMN cap_mask2 INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE port ADD COLUMN speed_ext2 INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE port ADD COLUMN fdr10 INTEGER NOT NULL DEFAULT 0 CHECK (fdr10 IN (0, 1));",
+
+	/*
+	 * 6 -> 7: fabric health (issue 20): the links the health rules took
+	 * out of service, by the port that broke a rule (they stay out across
+	 * restarts until `smctl port enable`), and a bounded history of error
+	 * events (counter increments, links seen down, resets, rules broken)
+	 */
+	"CREATE TABLE isolated_port ("
+	"  node_guid INTEGER NOT NULL,"
+	"  port INTEGER NOT NULL CHECK (port BETWEEN 1 AND 254),"
+	"  since INTEGER NOT NULL,"
+	"  rule TEXT NOT NULL DEFAULT '',"
+	"  reason TEXT NOT NULL DEFAULT '',"
+	"  PRIMARY KEY (node_guid, port)) WITHOUT ROWID;"
+	"CREATE TABLE perf_event ("
+	"  id INTEGER PRIMARY KEY,"
+	"  time INTEGER NOT NULL,"
+	"  node_guid INTEGER NOT NULL,"
+	"  port INTEGER NOT NULL CHECK (port BETWEEN 0 AND 254),"
+	"  kind TEXT NOT NULL,"
+	"  count INTEGER NOT NULL DEFAULT 0,"
+	"  total INTEGER NOT NULL DEFAULT 0,"
+	"  detail TEXT NOT NULL DEFAULT '');"
+	"CREATE INDEX perf_event_by_port ON perf_event (node_guid, port, time);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == STORE_SCHEMA_VERSION,

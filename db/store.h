@@ -16,12 +16,14 @@
 #include "topo/fabric.h"
 #include "topo/lid.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 /* How long a write waits for another process's lock before -EBUSY */
 #define STORE_BUSY_TIMEOUT_MS 2000
 /* History kept: the newest sweeps (with their events) and events */
 #define STORE_KEEP_SWEEPS 20000
 #define STORE_KEEP_EVENTS 200000
+/* Health events the performance manager keeps by default (smd: health_events_kept) */
+#define STORE_KEEP_PERF_EVENTS 100000
 
 struct store;
 
@@ -193,5 +195,42 @@ struct store_service {
 int store_service_save(struct store *s, const struct store_service *v, size_t n, int64_t now);
 int store_foreach_service(struct store *s, int (*cb)(void *ctx, const struct store_service *v),
 			  void *ctx);
+
+/*
+ * Fabric health (issue 20). A link the health rules took out of service,
+ * by the port that broke a rule (node GUID, port 1-254): since when (Unix
+ * time), which rule, why. present 0 deletes the row (smctl port enable).
+ */
+struct store_isolated {
+	uint64_t node_guid;
+	uint8_t port;
+	int64_t since;
+	char rule[24];
+	char reason[256];
+	int present;
+};
+int store_isolated_save(struct store *s, const struct store_isolated *v, size_t n, int64_t now);
+int store_foreach_isolated(struct store *s, int (*cb)(void *ctx, const struct store_isolated *v),
+			   void *ctx);
+/*
+ * An error event: a counter's increments in one interval (kind: the
+ * counter's key, count, total), a link seen down, a reset, a rule broken,
+ * an isolation. Added in one transaction, then all but the newest keep
+ * rows are pruned.
+ */
+struct store_perf_event {
+	int64_t time;
+	uint64_t node_guid;
+	uint8_t port;
+	char kind[32];
+	uint64_t count;
+	uint64_t total;
+	char detail[160];
+};
+int store_perf_events_add(struct store *s, const struct store_perf_event *v, size_t n,
+			  uint64_t keep);
+/* The newest limit events, oldest first */
+int store_foreach_perf_event(struct store *s, unsigned int limit,
+			     int (*cb)(void *ctx, const struct store_perf_event *v), void *ctx);
 
 #endif

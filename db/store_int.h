@@ -3,7 +3,8 @@
  * The store's insides, shared by its files (store.c: the schema, opening,
  * LIDs, events and the SQL helpers; store_sweep.c: saving a sweep;
  * store_read.c: reading back, loading the fabric, the rows smd keeps
- * across restarts). Not an API.
+ * across restarts; store_health.c: isolated links, health events). Not an
+ * API.
  */
 #ifndef SMD_DB_STORE_INT_H
 #define SMD_DB_STORE_INT_H

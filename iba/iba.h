@@ -20,6 +20,7 @@
 /* Management classes (IBA 13.4.4) */
 #define MAD_CLASS_SMI		0x01
 #define MAD_CLASS_SA		0x03
+#define MAD_CLASS_PERF		0x04	/* performance management (IBA 16.1), GMPs to QP1 */
 #define MAD_CLASS_SMI_DR	0x81
 
 /* Methods (IBA 13.4.5) */
@@ -306,5 +307,89 @@ unsigned int iba_width_lanes(uint8_t width_active);
 #define IBA_RATE_MAX	25	/* 1600 Gb/s */
 unsigned int iba_rate_to_dgbps(uint8_t rate);
 uint8_t iba_rate_from_link(uint8_t width_active, enum iba_speed speed);
+
+/*
+ * Performance management (IBA 16.1): every node's PMA answers LID-routed
+ * GMPs of class MAD_CLASS_PERF on QP1, class version 1. A switch's PMA
+ * answers for each of its ports (PortSelect), a CA port's for itself.
+ */
+#define PMA_CLASS_VERSION		1
+#define PMA_ATTR_CLASS_PORT_INFO	0x0001
+#define PMA_ATTR_PORT_COUNTERS		0x0012	/* IBA 16.1.3.5 */
+#define PMA_ATTR_PORT_COUNTERS_EXT	0x001d	/* IBA 16.1.4.11 */
+/* A PMA's ClassPortInfo.CapabilityMask (PerfMgt; libibmad's IB_PM_* name the same bits) */
+#define PMA_CAP_ALL_PORT_SELECT		(1u << 8)
+#define PMA_CAP_EXT_WIDTH		(1u << 9)	/* PortCountersExtended */
+#define PMA_CAP_EXT_WIDTH_NOIETF	(1u << 10)	/* ... without its unicast/multicast counters */
+#define PMA_CAP_XMIT_WAIT		(1u << 12)	/* PortCounters.PortXmitWait */
+
+/* ClassPortInfo (IBA 13.4.8.1): the part a performance manager reads */
+struct pma_class_port_info {
+	uint8_t base_version;
+	uint8_t class_version;
+	uint16_t cap_mask;
+	uint32_t cap_mask2;		/* 27 bits */
+	uint8_t resp_time_value;	/* 5 bits: 4.096 us * 2^value */
+};
+
+/*
+ * PortCounters (IBA 16.1.3.5). The counters saturate: they stop at all
+ * ones and never wrap. PortXmitData and PortRcvData count 4-byte words.
+ */
+struct pma_port_counters {
+	uint8_t port_select;
+	uint16_t counter_select;	/* a Set: the counters it writes (PMA_CS_*) */
+	uint16_t symbol_errors;
+	uint8_t link_error_recovery;
+	uint8_t link_downed;
+	uint16_t rcv_errors;
+	uint16_t rcv_remote_phys_errors;
+	uint16_t rcv_switch_relay_errors;
+	uint16_t xmit_discards;
+	uint8_t xmit_constraint_errors;
+	uint8_t rcv_constraint_errors;
+	uint8_t counter_select2;	/* bit 0: PortXmitWait */
+	uint8_t local_link_integrity_errors;	/* 4 bits */
+	uint8_t excessive_buffer_overrun_errors;	/* 4 bits */
+	uint16_t vl15_dropped;
+	uint32_t xmit_data;
+	uint32_t rcv_data;
+	uint32_t xmit_pkts;
+	uint32_t rcv_pkts;
+	uint32_t xmit_wait;
+};
+
+/* PortCounters.CounterSelect (IBA 16.1.3.5): the counters a Set writes */
+#define PMA_CS_SYMBOL_ERRORS		(1u << 0)
+#define PMA_CS_LINK_ERROR_RECOVERY	(1u << 1)
+#define PMA_CS_LINK_DOWNED		(1u << 2)
+#define PMA_CS_RCV_ERRORS		(1u << 3)
+#define PMA_CS_RCV_REMOTE_PHYS_ERRORS	(1u << 4)
+#define PMA_CS_RCV_SWITCH_RELAY_ERRORS	(1u << 5)
+#define PMA_CS_XMIT_DISCARDS		(1u << 6)
+#define PMA_CS_XMIT_CONSTRAINT_ERRORS	(1u << 7)
+#define PMA_CS_RCV_CONSTRAINT_ERRORS	(1u << 8)
+#define PMA_CS_LOCAL_LINK_INTEGRITY	(1u << 9)
+#define PMA_CS_EXCESSIVE_BUFFER_OVERRUN	(1u << 10)
+#define PMA_CS_VL15_DROPPED		(1u << 11)
+#define PMA_CS_XMIT_DATA		(1u << 12)
+#define PMA_CS_RCV_DATA			(1u << 13)
+#define PMA_CS_XMIT_PKTS		(1u << 14)
+#define PMA_CS_RCV_PKTS			(1u << 15)
+#define PMA_CS2_XMIT_WAIT		(1u << 0)
+
+/* PortCountersExtended (IBA 16.1.4.11): 64-bit data and packet counters */
+struct pma_port_counters_ext {
+	uint8_t port_select;
+	uint16_t counter_select;
+	uint64_t xmit_data;
+	uint64_t rcv_data;
+	uint64_t xmit_pkts;
+	uint64_t rcv_pkts;
+	uint64_t unicast_xmit_pkts;
+	uint64_t unicast_rcv_pkts;
+	uint64_t multicast_xmit_pkts;
+	uint64_t multicast_rcv_pkts;
+};
 
 #endif

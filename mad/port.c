@@ -38,7 +38,7 @@ struct mad_port {
 
 static int agent_dev(const struct mad_port *p, enum mad_agent agent)
 {
-	return agent == MAD_AGENT_SA ? p->gsi_id : p->smi_id;
+	return agent == MAD_AGENT_SA || agent == MAD_AGENT_PERF ? p->gsi_id : p->smi_id;
 }
 
 static int port_fill_attr(const char *ca, int portnum, struct mad_port_attr *a)
@@ -214,7 +214,7 @@ static struct mad_port *port_new(void)
 	p->epfd = -1;
 	p->issm_fd = -1;
 	for (int i = 0; i < MAD_AGENT_MAX; i++)
-		p->agent[i] = -1;
+		p->agent[i] = -ENOENT;
 	/*
 	 * umad_size() can be smaller than the offset umad_get_mad() uses
 	 * (56 vs 64 with rdma-core 44), and umad2sim copies past the MAD:
@@ -374,6 +374,12 @@ int mad_port_open_sm(const char *spec, struct mad_port **out, struct mad_port_fa
 		fail_at(why, MAD_PORT_STAGE_AGENT_SA);
 		goto fail;
 	}
+	/*
+	 * The performance manager (IBA 16.1): a client of every node's PMA,
+	 * so no method mask (the kernel hands it the answers to its own
+	 * requests). Refused, smd runs without counters (mad_port_agent).
+	 */
+	p->agent[MAD_AGENT_PERF] = reg_agent(p->gsi_id, MAD_CLASS_PERF, PMA_CLASS_VERSION, NULL);
 	*out = p;
 	return 0;
 fail:
@@ -433,6 +439,13 @@ struct mad_port *mad_port_close(struct mad_port *p)
 	free(p->rbuf);
 	free(p);
 	return NULL;
+}
+
+int mad_port_agent(const struct mad_port *p, enum mad_agent agent)
+{
+	if ((unsigned int)agent >= MAD_AGENT_MAX)
+		return -EINVAL;
+	return p->agent[agent];
 }
 
 int mad_port_fd(const struct mad_port *p)

@@ -23,6 +23,7 @@ enum mad_agent {
 	MAD_AGENT_SMI_DR,	/* class 0x81 */
 	MAD_AGENT_SMI,		/* class 0x01 */
 	MAD_AGENT_SA,		/* class 0x03, version 2, RMPP in user space */
+	MAD_AGENT_PERF,		/* class 0x04: a performance manager's requests (answers only) */
 	MAD_AGENT_MAX
 };
 
@@ -117,6 +118,12 @@ int mad_port_open_sm(const char *spec, struct mad_port **out, struct mad_port_fa
 int mad_port_parse_spec(const char *spec, char *ca, size_t ca_len, int *port_num,
 			uint64_t *guid);
 struct mad_port *mad_port_close(struct mad_port *p);
+/*
+ * An agent's id, or why the port has none: the SM's port registers the
+ * performance manager's agent (MAD_AGENT_PERF) on its GSI side, and a
+ * kernel that refuses it costs smd its counters only (-errno here)
+ */
+int mad_port_agent(const struct mad_port *p, enum mad_agent agent);
 int mad_port_fd(const struct mad_port *p);
 const struct mad_port_attr *mad_port_attr(const struct mad_port *p);
 

@@ -631,6 +631,13 @@ void sa_notice_encode(const struct notice *r, uint8_t o[NOTICE_SIZE])
 	NOTICE(ENC_X, ENC_B)
 }
 
+void notice_details_port(uint8_t d[NOTICE_DETAILS_SIZE], uint16_t lid, uint8_t port)
+{
+	memset(d, 0, NOTICE_DETAILS_SIZE);
+	wire_bits_set(d, 16, 16, lid);
+	wire_bits_set(d, 32, 8, port);
+}
+
 void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *r)
 {
 	memset(r, 0, sizeof(*r));

@@ -343,6 +343,7 @@ void service_record_decode(const uint8_t in[SR_SIZE], struct service_record *r);
  */
 #define NOTICE_SIZE		80
 #define NOTICE_DETAILS_SIZE	54
+#define NOTICE_TYPE_URGENT	1
 #define NOTICE_TYPE_SM		3
 #define NOTICE_TYPE_INFO	4
 #define NOTICE_PRODUCER_CLASS_MGR 4
@@ -358,6 +359,12 @@ struct notice {
 	uint8_t issuer_gid[16];
 };
 void sa_notice_encode(const struct notice *n, uint8_t out[NOTICE_SIZE]);
+/*
+ * The DataDetails of traps 129-131 (IBA 14.2.5.1: local link integrity,
+ * excessive buffer overrun, flow control update watchdog): 16 reserved
+ * bits, LIDADDR (the port's LID; a switch's port 0's), PORTNO
+ */
+void notice_details_port(uint8_t details[NOTICE_DETAILS_SIZE], uint16_t lid, uint8_t port);
 void sa_notice_decode(const uint8_t in[NOTICE_SIZE], struct notice *n);
 
 /* InformInfo (IBA 13.4.8.3, table 125): 36 bytes */

@@ -67,6 +67,9 @@ struct txn {
 	void *unsolicited_arg;
 	txn_mkey_cb mkey;
 	void *mkey_arg;
+	txn_class_cb class_cb;
+	void *class_arg;
+	uint8_t class_id;
 	struct txn_stats stats;
 	int err;		/* the transport failed for good (mad_port_fatal): -errno */
 	bool in_dispatch;	/* a callback must not re-enter dispatch */
@@ -145,6 +148,13 @@ void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg)
 {
 	t->unsolicited = cb;
 	t->unsolicited_arg = arg;
+}
+
+void txn_set_class_handler(struct txn *t, uint8_t mclass, txn_class_cb cb, void *arg)
+{
+	t->class_id = mclass;
+	t->class_cb = cb;
+	t->class_arg = arg;
 }
 
 void txn_set_mkey(struct txn *t, txn_mkey_cb cb, void *arg)
@@ -544,6 +554,13 @@ static void handle_mad(struct txn *t, const uint8_t *buf, size_t len, const stru
 
 	if (mad_peek(buf, len, &mclass, &method, &tid) < 0) {
 		t->stats.malformed++;
+		return;
+	}
+	/* Another layer's class (the performance manager's GMPs): all of it goes there */
+	if (t->class_cb && mclass == t->class_id && mclass != MAD_CLASS_SMI &&
+	    mclass != MAD_CLASS_SMI_DR) {
+		t->stats.passed++;
+		t->class_cb(t->class_arg, buf, len, send_status);
 		return;
 	}
 	if (send_status) {

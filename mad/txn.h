@@ -60,6 +60,7 @@ struct txn_stats {
 	uint64_t unsolicited;	/* requests and traps passed to the handler */
 	uint64_t cancelled;	/* requests failed by txn_cancel_all() */
 	uint64_t presumed;	/* tries presumed lost (in timeouts too): later ones answered */
+	uint64_t passed;	/* MADs handed to the class handler (txn_set_class_handler) */
 };
 
 /* The adaptive window, for operators (txn_window_get); kept over txn_stats_reset() */
@@ -94,6 +95,14 @@ struct txn *txn_free(struct txn *t);
 extern const struct txn_ops txn_port_ops;
 
 void txn_set_unsolicited(struct txn *t, txn_unsolicited_cb cb, void *arg);
+/*
+ * Every MAD of class mclass that comes in (answers, and requests the
+ * transport gave back: send_status non-zero) goes to cb instead of the
+ * unsolicited handler: another transaction layer's on the same port
+ * (mad/gmp.h, the performance manager's). Counted in txn_stats.passed.
+ */
+typedef void (*txn_class_cb)(void *arg, const uint8_t *mad, size_t len, int send_status);
+void txn_set_class_handler(struct txn *t, uint8_t mclass, txn_class_cb cb, void *arg);
 /*
  * The M_Key a request must carry (IBA 14.2.4): asked for each request as
  * it enters the window, just before it is encoded (its retries carry the

@@ -143,6 +143,7 @@ struct sa_inform_stats {
 	uint64_t subscribed, unsubscribed, dropped_subs;	/* dropped: the port left */
 	uint64_t in_service, out_of_service;			/* traps 64, 65 issued */
 	uint64_t forwarded;					/* 144/145 from SMAs */
+	uint64_t port_traps;					/* 129 for unhealthy ports */
 	uint64_t reports_sent, reports_answered, reports_dropped;	/* sent: tries too */
 };
 size_t sa_inform_count(const struct sa *sa);
@@ -154,6 +155,14 @@ void sa_report_mcast(struct sa *sa, const uint8_t mgid[16], uint16_t pkey, bool 
  * 144 and 145 go on to their subscribers
  */
 void sa_report_forward(struct sa *sa, const uint8_t *notice, size_t len, uint16_t slid);
+/*
+ * A port the health rules found unhealthy where the IBA has a trap for it
+ * (129, local link integrity threshold reached: symbol and receive errors),
+ * issued for the port's node as its SMA would (producer the node's type,
+ * issuer its LID): to the subscribers that share a partition with it.
+ * Returns how many Reports went out.
+ */
+size_t sa_report_port_trap(struct sa *sa, uint16_t trap, uint64_t node_guid, uint8_t port);
 /* One request (or RMPP ACK/STOP/ABORT) received on the SA agent */
 void sa_handle(struct sa *sa, const uint8_t *mad, size_t len, const struct mad_addr *from);
 /* Retransmit or give up stalled RMPP transfers; cheap when there are none */

@@ -406,6 +406,40 @@ void sa_report_forward(struct sa *sa, const uint8_t *smp_notice, size_t len, uin
 	}
 }
 
+size_t sa_report_port_trap(struct sa *sa, uint16_t trap, uint64_t node_guid, uint8_t port)
+{
+	struct sa_inform_db *db = sa->inf;
+	const struct fab_node *nd = sa->f ? fabric_find(sa->f, node_guid) : NULL;
+	const struct fab_port *p, *ep;
+	struct about_port ab;
+	struct notice n;
+	unsigned int nk;
+	uint64_t before;
+
+	if (!db || !db->n || !nd || !port || port > nd->num_ports)
+		return 0;
+	p = &nd->ports[port];
+	/* The endport that speaks for the port: a switch's port 0 */
+	ep = nd->type == NODE_TYPE_SWITCH ? &nd->ports[0] : p;
+	if (!ep->lid)
+		return 0;
+	memset(&n, 0, sizeof(n));
+	n.generic = 1;
+	n.type = NOTICE_TYPE_URGENT;
+	n.producer = nd->type;		/* IBA 13.4.8.2: the node type of the issuer */
+	n.trap_num = trap;
+	n.issuer_lid = ep->lid;
+	n.count = (uint16_t)(++db->count & 0x7fff);
+	notice_details_port(n.details, ep->lid, port);
+	gid_encode(sa->env->subnet_prefix, ep->guid, n.issuer_gid);
+	ab.pkeys = fabric_port_pkeys(ep, &nk);
+	ab.n = nk;
+	before = db->st.reports_sent;
+	notify(sa, &n, NULL, &ab, 0);
+	db->st.port_traps++;
+	return (size_t)(db->st.reports_sent - before);
+}
+
 /* A ReportResp for one of ours (from, the TID of any of its tries): it is done */
 void sa_report_resp(struct sa *sa, const struct sa_mad *m, const struct mad_addr *from)
 {

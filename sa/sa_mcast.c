@@ -162,7 +162,7 @@ uint16_t sa_mcast_modify(struct sa *sa, const struct sa_mad *req, const struct m
 	if (join) {
 		struct mc_port port = {
 			.guid = member->guid,
-			.mtu = fabric_port_linked(member) ? path_link_mtu(member) :
+			.mtu = fabric_port_up(member) ? path_link_mtu(member) :
 				member->pi.mtu_cap,
 			.rate = path_link_rate(member),
 		};

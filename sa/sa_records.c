@@ -206,7 +206,7 @@ int sa_collect_links(struct sa *sa, const struct sa_mad *req, struct records *r)
 			const struct fab_port *p = &n->ports[pn];
 			uint16_t from, to;
 
-			if (!fabric_port_linked(p))
+			if (!fabric_port_up(p))
 				continue;
 			from = n->type == NODE_TYPE_SWITCH ? n->ports[0].lid : p->lid;
 			to = p->peer->node->type == NODE_TYPE_SWITCH ? p->peer->node->ports[0].lid :

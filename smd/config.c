@@ -61,6 +61,17 @@ void config_defaults(struct smd_config *c)
 	 */
 	c->m_key_protect_bits = 1;
 	c->m_key_lease_period = 60;
+	/*
+	 * Counters every 10 s (a sweep of the k=16 fat-tree's 7,000 ports
+	 * takes a fraction of a second); the rules count over 10 minutes
+	 */
+	c->perf_interval = 10;
+	c->health_window = 600;
+	c->health_symbol_errors = 100;
+	c->health_link_downs = 3;
+	c->health_rcv_errors = 100;
+	c->health_degraded = true;
+	c->health_action = CONFIG_HEALTH_REPORT;
 }
 
 /* IBA MTU codes (14.2.5.6) and rate codes (15.2.5.16) by their values */
@@ -526,7 +537,12 @@ static const struct code_name floods[] = {
 	{ NULL, 0 },
 };
 
+static const struct code_name health_actions[] = {
+	{ "report", CONFIG_HEALTH_REPORT }, { "isolate", CONFIG_HEALTH_ISOLATE }, { NULL, 0 },
+};
+
 static const struct code_words mtu_words = { "bytes", mtus };
+static const struct code_words health_words = { NULL, health_actions };
 static const struct code_words rate_words = { "Gb/s", rates };
 static const struct code_words flood_words = { NULL, floods };
 
@@ -638,6 +654,14 @@ static const struct config_key keys[] = {
 	{ "trap_flood_action", key_code, print_code, FIELD(trap_flood_action), 0, 0,
 	  &flood_words, CONFIG_LIVE, NULL },
 	{ "control_group", key_group, print_quoted, FIELD(control_group), 0, 0, NULL,
+	  CONFIG_LIVE, NULL },
+	UINT(perf_interval, 0, 86400, CONFIG_LIVE),
+	UINT(health_window, 1, 604800, CONFIG_LIVE),
+	UINT(health_symbol_errors, 0, 1000000000, CONFIG_LIVE),
+	UINT(health_link_downs, 0, 1000000000, CONFIG_LIVE),
+	UINT(health_rcv_errors, 0, 1000000000, CONFIG_LIVE),
+	BOOL(health_degraded, CONFIG_LIVE),
+	{ "health_action", key_code, print_code, FIELD(health_action), 0, 0, &health_words,
 	  CONFIG_LIVE, NULL },
 };
 

@@ -84,7 +84,19 @@ struct smd_config {
 	unsigned int m_key_lease_period;	/* PortInfo.M_KeyLeasePeriod, seconds */
 	unsigned int trap_flood_action;	/* CONFIG_TRAP_FLOOD_* */
 	char control_group[64];		/* may use changing smctl commands; "": root */
+	/* issue 20: the performance manager and the health rules */
+	unsigned int perf_interval;	/* seconds between counter sweeps; 0 = off */
+	unsigned int health_window;	/* seconds the rules count in */
+	unsigned int health_symbol_errors;	/* thresholds within the window; 0 = rule off */
+	unsigned int health_link_downs;
+	unsigned int health_rcv_errors;
+	bool health_degraded;		/* the degraded-link rule */
+	unsigned int health_action;	/* CONFIG_HEALTH_* */
 };
+
+/* What smd does with an unhealthy port */
+#define CONFIG_HEALTH_REPORT	0	/* log it once per rule, count, show */
+#define CONFIG_HEALTH_ISOLATE	1	/* also route around its link (it stays up) */
 
 /* What smd does to a port that floods it with traps */
 #define CONFIG_TRAP_FLOOD_REPORT	0	/* log it, and repress its traps */

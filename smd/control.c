@@ -34,6 +34,7 @@
 #include "smd/mcast.h"
 #include "topo/mc.h"
 #include "smd/cabling.h"
+#include "smd/health.h"
 #include "smd/light.h"
 #include "util/log.h"
 #include "smd/mkey.h"
@@ -45,6 +46,13 @@
 
 #define CONTROL_CLIENTS_MAX	16
 #define CONTROL_OUT_MAX		(1u << 20)	/* an answer never gets near it */
+/*
+ * The metrics answer can be tens of MB (the per-port series of a k=32
+ * fat-tree): it goes out in pieces of this much as the reader takes them,
+ * and one client's turn of the loop renders for this long at most
+ */
+#define CONTROL_PIECE		(256u << 10)
+#define CONTROL_PIECES_US	5000
 #define CONTROL_IDLE_USEC	(30 * 1000000ull)
 
 struct ctl_client {
@@ -57,6 +65,11 @@ struct ctl_client {
 	char *out;			/* the answer being sent */
 	size_t outlen, outoff, outcap;
 	bool json;			/* this request wants its answer as one JSON object */
+	/* The metrics answer being written in pieces: its snapshot, writer, place */
+	struct status_snapshot *ms;
+	struct metrics mw;
+	struct status_metrics_cursor mc;
+	char enabled[192];		/* port enable: what was done, said when its sweep ended */
 	bool waiting;			/* for a sweep after wait_after to end */
 	unsigned long wait_after;
 	bool eof;			/* the client sent all it will send */
@@ -237,35 +250,81 @@ static void cmd_status(struct ctl_client *cl)
 
 /*
  * metrics: the same snapshot in Prometheus's text format (smd_exporter
- * relays it), then the status line. Read-only, like status.
+ * relays it), then the status line. Read-only, like status. The SM's
+ * families go at once; the per-port ones (tens of MB on a big fabric)
+ * are rendered from the snapshot a piece at a time as the reader drains
+ * the socket (metrics_piece), never in one turn of the loop.
  */
 static void cmd_metrics(struct ctl_client *cl)
 {
-	struct status_snapshot s;
-	struct metrics m;
+	struct status_snapshot *s;
 	const char *t;
 
 	if (cl->json) {
 		out_error(cl, "metrics has no JSON form");
 		return;
 	}
-	if (status_fill(cl->ctl->smd, &s) < 0) {
+	s = calloc(1, sizeof(*s));
+	if (!s || status_fill(cl->ctl->smd, s) < 0) {
+		free(s);
 		out_error(cl, "out of memory");
 		return;
 	}
-	metrics_init(&m);
-	status_metrics(&s, &m);
-	t = metrics_text(&m);
-	if (!t)
+	if (status_fill_ports(cl->ctl->smd, s) < 0) {
+		status_release(s);
+		free(s);
 		out_error(cl, "out of memory");
-	else if (metrics_len(&m) + 64 > CONTROL_OUT_MAX)
+		return;
+	}
+	metrics_init(&cl->mw);
+	status_metrics_head(s, &cl->mw);
+	t = metrics_text(&cl->mw);
+	if (!t || metrics_len(&cl->mw) + 64 > CONTROL_OUT_MAX) {
 		/* Said, not a connection dropped halfway (out_add would break it) */
-		out_error(cl, "the metrics answer (%zu bytes) is over the control socket's %u",
-			  metrics_len(&m), CONTROL_OUT_MAX);
-	else
-		out_add(cl, "%sstatus: %s\nOK\n", t, s.status);
-	metrics_free(&m);
-	status_release(&s);
+		out_error(cl, "the metrics answer cannot be made (%s)", t ? "too long" :
+			  "out of memory");
+		metrics_free(&cl->mw);
+		status_release(s);
+		free(s);
+		return;
+	}
+	out_add(cl, "%s", t);
+	metrics_drop_text(&cl->mw);
+	memset(&cl->mc, 0, sizeof(cl->mc));
+	cl->ms = s;
+}
+
+static void metrics_end(struct ctl_client *cl)
+{
+	metrics_free(&cl->mw);
+	if (cl->ms) {
+		status_release(cl->ms);
+		free(cl->ms);
+		cl->ms = NULL;
+	}
+}
+
+/* The next piece of the per-port series, or the end of the answer */
+static void metrics_piece(struct ctl_client *cl)
+{
+	bool done = status_metrics_ports(cl->ms, &cl->mw, &cl->mc, CONTROL_PIECE);
+	const char *t = metrics_text(&cl->mw);
+
+	if (!t) {
+		/* Out of memory halfway: the answer cannot end right, the reader sees it cut */
+		cl->broken = true;
+		metrics_end(cl);
+		return;
+	}
+	out_add(cl, "%s", t);
+	metrics_drop_text(&cl->mw);
+	if (!done)
+		return;
+	if (cl->mw.invalid)
+		log_warn("control: the metrics answer left out %u invalid names or samples",
+			 cl->mw.invalid);
+	out_add(cl, "status: %s\nOK\n", cl->ms->status);
+	metrics_end(cl);
 }
 
 /*
@@ -400,6 +459,28 @@ static void sweep_report(struct ctl_client *cl)
 			l && !s.last_failed && !l->standby && l->up ? STATUS_OK : STATUS_DOWN);
 	}
 	status_release(&s);
+}
+
+/* The answer to port enable: what was done, and the sweep that routed with it */
+static void enable_report(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "status", STATUS_OK);
+		json_str(&j, "result", cl->enabled);
+		json_u64(&j, "sweep", smd->heavy_sweeps);
+		json_obj_end(&j);
+		out_json(cl, &j);
+	} else {
+		out_add(cl, "result: %s\nsweep: %" PRIu64 "\nstatus: %s\nOK\n", cl->enabled,
+			smd->heavy_sweeps, STATUS_OK);
+	}
+	cl->enabled[0] = 0;
 }
 
 static void cmd_resweep(struct ctl_client *cl, int argc, char **argv)
@@ -575,6 +656,71 @@ static void cmd_cabling(struct ctl_client *cl)
 	out_add(cl, "status: %s\nOK\n", word);
 }
 
+/* health: the rules, the counters, every unhealthy or isolated port (smd/health.c) */
+static void cmd_health(struct ctl_client *cl)
+{
+	const struct smd *smd = cl->ctl->smd;
+	const char *word;
+
+	if (cl->json) {
+		struct json j;
+
+		json_init(&j);
+		json_obj_begin(&j, NULL);
+		health_show(smd, NULL, NULL, &j);
+		json_obj_end(&j);
+		out_json(cl, &j);
+		return;
+	}
+	word = health_show(smd, emit_line, cl, NULL);
+	(void)word;
+	out_add(cl, "OK\n");
+}
+
+/* port enable GUID PORT: a link back into service; the answer when its sweep has ended */
+static void cmd_port(struct ctl_client *cl, int argc, char **argv)
+{
+	struct control *c = cl->ctl;
+	unsigned long long guid;
+	unsigned long port;
+	char msg[192], buf[40], *end;
+	int r;
+
+	if (argc != 4 || strcmp(argv[1], "enable")) {
+		out_error(cl, "port: expected 'port enable GUID PORT'");
+		return;
+	}
+	errno = 0;
+	guid = strtoull(argv[2], &end, 0);
+	if (errno || *end || end == argv[2] || !guid) {
+		out_error(cl, "port enable: bad GUID '%s'", text_printable(argv[2], buf,
+			  sizeof(buf)));
+		return;
+	}
+	errno = 0;
+	port = strtoul(argv[3], &end, 0);
+	if (errno || *end || end == argv[3] || port < 1 || port > 254) {
+		out_error(cl, "port enable: bad port '%s' (1-254)", text_printable(argv[3], buf,
+			  sizeof(buf)));
+		return;
+	}
+	if (!allowed(cl, "port enable"))
+		return;
+	r = health_port_enable(c->smd, guid, (uint8_t)port, msg, sizeof(msg));
+	if (r < 0) {
+		out_error(cl, "port enable: %s", msg);
+		return;
+	}
+	snprintf(cl->enabled, sizeof(cl->enabled), "%s", msg);
+	/* Routed with the link again when a sweep has run (a standby: nothing to wait for) */
+	if (c->smd->health_resweep && c->ops->health_sweep && c->ops->health_sweep(c->ctx) == 0) {
+		cl->waiting = true;
+		cl->wait_after = c->smd->stats.rounds;
+		return;
+	}
+	enable_report(cl);
+}
+
 static void cmd_help(struct ctl_client *cl)
 {
 	out_add(cl, "command: status: the SM, the subnet, the last sweep and its problems\n"
@@ -586,6 +732,9 @@ static void cmd_help(struct ctl_client *cl)
 		"command: sm-enable: a NOT-ACTIVE SM (disabled by another) takes part again\n"
 		"command: partitions [P_KEY|NAME]: ports per partition, or one's members\n"
 		"command: cabling: the fabric against its cabling plan: every mismatch\n"
+		"command: health: the health rules, the counters, unhealthy and isolated ports\n"
+		"command: port enable GUID PORT: a link the health rules isolated back in "
+		"service\n"
 		"command: help: this list\n"
 		"option: --json: the answer as one JSON object, its first member \"status\"\n"
 		"status: ok\n"
@@ -677,9 +826,13 @@ static void handle_line(struct ctl_client *cl, char *line, size_t len)
 		cmd_partitions(cl, argc, argv);
 	else if (!strcmp(argv[0], "cabling") && argc == 1)
 		cmd_cabling(cl);
+	else if (!strcmp(argv[0], "health") && argc == 1)
+		cmd_health(cl);
+	else if (!strcmp(argv[0], "port"))
+		cmd_port(cl, argc, argv);
 	else if (!strcmp(argv[0], "status") || !strcmp(argv[0], "check-routes") ||
 		 !strcmp(argv[0], "help") || !strcmp(argv[0], "sm-enable") ||
-		 !strcmp(argv[0], "metrics") ||
+		 !strcmp(argv[0], "metrics") || !strcmp(argv[0], "health") ||
 		 !strcmp(argv[0], "cabling"))
 		out_error(cl, "%s takes no arguments", argv[0]);
 	else
@@ -702,6 +855,7 @@ static void client_free(struct ctl_client *cl)
 	sd_event_source_disable_unref(cl->io);
 	sd_event_source_disable_unref(cl->idle);
 	close(cl->fd);
+	metrics_end(cl);
 	free(cl->out);
 	free(cl);
 }
@@ -741,6 +895,7 @@ static void client_touch(struct ctl_client *cl)
 /* Handle every complete request the client sent, one answer at a time */
 static void client_run(struct ctl_client *cl)
 {
+	uint64_t t0 = txn_now_us();
 	uint32_t events;
 
 	for (;;) {
@@ -752,6 +907,13 @@ static void client_run(struct ctl_client *cl)
 		}
 		if (pending(cl) || cl->waiting || cl->closing)
 			break;
+		/* A metrics answer in pieces: the next, while the socket takes them and time is left */
+		if (cl->ms) {
+			if (txn_now_us() - t0 > CONTROL_PIECES_US)
+				break;
+			metrics_piece(cl);
+			continue;
+		}
 		nl = memchr(cl->in, '\n', cl->inlen);
 		if (nl) {
 			size_t used = (size_t)(nl - cl->in) + 1;
@@ -781,8 +943,8 @@ static void client_run(struct ctl_client *cl)
 		client_free(cl);
 		return;
 	}
-	/* Read no more requests until this answer is out */
-	events = pending(cl) ? EPOLLOUT : cl->waiting || cl->eof ? 0 : EPOLLIN;
+	/* Read no more requests until this answer is out (all its pieces) */
+	events = pending(cl) || cl->ms ? EPOLLOUT : cl->waiting || cl->eof ? 0 : EPOLLIN;
 	sd_event_source_set_io_events(cl->io, events);
 }
 
@@ -888,6 +1050,14 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	}
 }
 
+bool control_streaming(const struct control *c)
+{
+	for (const struct ctl_client *cl = c ? c->clients : NULL; cl; cl = cl->next)
+		if (cl->ms)
+			return true;
+	return false;
+}
+
 void control_sweep_done(struct control *c)
 {
 	struct ctl_client *cl, *next;
@@ -899,7 +1069,10 @@ void control_sweep_done(struct control *c)
 		if (!cl->waiting || c->smd->stats.rounds <= cl->wait_after)
 			continue;
 		cl->waiting = false;
-		sweep_report(cl);
+		if (cl->enabled[0])
+			enable_report(cl);
+		else
+			sweep_report(cl);
 		client_run(cl);
 	}
 }
@@ -915,7 +1088,10 @@ void control_sweep_cancel(struct control *c, const char *why)
 		if (!cl->waiting)
 			continue;
 		cl->waiting = false;
-		out_error(cl, "no sweep: %s", why);
+		if (cl->enabled[0])
+			enable_report(cl);
+		else
+			out_error(cl, "no sweep: %s", why);
 		client_run(cl);
 	}
 }

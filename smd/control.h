@@ -5,8 +5,8 @@
  * sd-event loop without ever blocking it.
  *
  * Who may do what (SO_PEERCRED): the read-only commands (status,
- * check-routes, metrics, help) answer anyone who can connect; the ones that change
- * the SM (resweep, sm-enable) only root, the daemon's own user, and
+ * check-routes, metrics, health, help) answer anyone who can connect; the
+ * ones that change the SM (resweep, sm-enable, port enable) only root, the daemon's own user, and
  * members of control_group. The socket is mode 0660, of control_group
  * when one is set.
  */
@@ -31,6 +31,12 @@ struct control_ops {
 	int (*resweep)(void *ctx, bool heavy);
 	/* A NOT-ACTIVE SM looks for the master again (who: for the log); -EALREADY otherwise */
 	int (*sm_enable)(void *ctx, const char *who);
+	/*
+	 * The health rules changed what is out of service (smctl port enable):
+	 * a heavy sweep as soon as the loop can. 0, or -EBUSY when this SM
+	 * does not sweep.
+	 */
+	int (*health_sweep)(void *ctx);
 };
 
 /*
@@ -53,6 +59,11 @@ struct control *control_close(struct control *c);
 void control_sweep_done(struct control *c);
 /* No sweep will come, because why: answer the waiting clients with an error */
 void control_sweep_cancel(struct control *c, const char *why);
+/*
+ * An answer is being written in pieces (metrics) and its reader takes
+ * them: the loop should not sleep on the MAD descriptor meanwhile
+ */
+bool control_streaming(const struct control *c);
 /* One line for systemd's STATUS=: the SM state, the subnet, the last sweep, problems */
 void control_summary(const struct smd *smd, char *buf, size_t len);
 

@@ -50,6 +50,8 @@
 #include "smd/partitions.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
+#include "smd/health.h"
+#include "smd/perf.h"
 #include "smd/smd.h"
 #include "smd/sweep.h"
 #include "smd/trap.h"
@@ -89,6 +91,8 @@ struct loop {
 	sd_event_source *ready_timer;	/* READY=1 at the latest after ready_timeout */
 	sd_event_source *watchdog;	/* WATCHDOG=1 every quarter of WatchdogSec */
 	sd_event_source *progress;	/* STATUS= every second while a round runs */
+	sd_event_source *perf_timer;	/* the next counter sweep (perf_interval) */
+	unsigned int perf_interval;	/* the interval it was armed with */
 	sd_event_source *sig[3];
 	uint64_t watchdog_usec;
 	/* The worker: one job at a time */
@@ -183,10 +187,25 @@ static bool port_ok(struct loop *lp, int r)
 	return true;
 }
 
-/* Receive and send what is due; false when the transport has failed */
+/*
+ * Receive and send what is due (the SMPs, and the performance manager's
+ * GMPs, whose answers the receive handed over); false when the transport
+ * has failed
+ */
 static bool dispatch(struct loop *lp)
 {
-	return !lp->ending && port_ok(lp, txn_dispatch(lp->smd->txn));
+	return !lp->ending && port_ok(lp, txn_dispatch(lp->smd->txn)) &&
+	       port_ok(lp, perf_pump(lp->smd));
+}
+
+/* The next MAD deadline of either layer, in ms; -1: none */
+static int next_mad_timeout_ms(const struct loop *lp)
+{
+	int a = txn_next_timeout_ms(lp->smd->txn), b = perf_next_timeout_ms(lp->smd);
+
+	if (a < 0)
+		return b;
+	return b < 0 || a < b ? a : b;
 }
 
 /* What the transaction layer has taken in: answers, losses, requests */
@@ -322,6 +341,25 @@ static void arm_sm_timer(struct loop *lp)
 	sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_ONESHOT);
 }
 
+/*
+ * The next counter sweep perf_interval seconds from now (none when it is
+ * 0); again when SIGHUP changed the interval
+ */
+static void arm_perf_timer(struct loop *lp, bool changed_only)
+{
+	unsigned int iv = lp->smd->cfg.perf_interval;
+
+	if (!lp->perf_timer || (changed_only && iv == lp->perf_interval))
+		return;
+	lp->perf_interval = iv;
+	if (!iv) {
+		sd_event_source_set_enabled(lp->perf_timer, SD_EVENT_OFF);
+		return;
+	}
+	sd_event_source_set_time_relative(lp->perf_timer, (uint64_t)iv * 1000000u);
+	sd_event_source_set_enabled(lp->perf_timer, SD_EVENT_ONESHOT);
+}
+
 /* Changes traps reported inside their sources' hold-off: a sweep when it ends */
 static void arm_trap_due(struct loop *lp)
 {
@@ -339,7 +377,7 @@ static void arm_txn_timer(struct loop *lp)
 
 	if (!lp->txn_timer)
 		return;
-	ms = txn_next_timeout_ms(lp->smd->txn);
+	ms = next_mad_timeout_ms(lp);
 	if (ms < 0) {
 		sd_event_source_set_enabled(lp->txn_timer, SD_EVENT_OFF);
 		return;
@@ -622,6 +660,8 @@ static const char *heavy_reason(const struct smd *smd, char *buf, size_t len)
 	}
 	if (smd->resweep_heavy)
 		return "requested";
+	if (smd->health_resweep)
+		return "health: links to take out of service or to put back";
 	if (smd->resweep)
 		return "the fabric changed";
 	if (trap_due(smd->trapt) && txn_now_us() >= trap_due(smd->trapt))
@@ -641,6 +681,7 @@ static void heavy_start(struct loop *lp)
 	/* Asked for (SIGHUP, smctl resweep --heavy): routes computed afresh too */
 	smd->route_full = smd->resweep_heavy;
 	smd->resweep = smd->resweep_heavy = false;
+	smd->health_resweep = false;
 	smd->traps = 0;
 	trap_sweep_started(smd->trapt);
 	smd->heavy_sweeps++;
@@ -698,6 +739,8 @@ static void heavy_done(struct loop *lp, int r)
 		sa_serve(smd, res, ix, ix_err);
 		ix = NULL;
 		print_summary(res);
+		/* The new model: links seen down, links degraded, isolations it applied */
+		health_judge_all(smd, "heavy sweep");
 	}
 	sa_index_free(ix);
 	round_end(lp);
@@ -801,6 +844,8 @@ static void round_end(struct loop *lp)
 	notify_status(lp);
 	/* Joins and leaves that waited for the sweep */
 	mcast_run(smd);
+	/* The database is the loop's again: what health left waiting */
+	health_flush(smd);
 	if (lp->parts_reload) {
 		lp->parts_reload = false;
 		partitions_reload(smd, "smctl resweep --heavy");
@@ -809,6 +854,7 @@ static void round_end(struct loop *lp)
 		/* SIGHUP during the round: the new configuration, and a sweep with it */
 		lp->reload = false;
 		lp->ops->reload(smd);
+		arm_perf_timer(lp, true);
 		smd->resweep_heavy = true;
 		lp->again = true;
 	}
@@ -816,7 +862,7 @@ static void round_end(struct loop *lp)
 		;			/* a standby polls instead (enter_standby) */
 	else if (lp->again)
 		arm_timer(lp, 0);	/* asked for while this round ran */
-	else if (smd->resweep)
+	else if (smd->resweep || smd->health_resweep)
 		arm_timer(lp, 100000);	/* a trap came in during the sweep */
 	else if (smd->cfg.sweep_interval)
 		arm_timer(lp, (uint64_t)smd->cfg.sweep_interval * 1000000u);
@@ -921,7 +967,8 @@ static void loop_pump(struct loop *lp)
 	/* The SA's answers and Reports went out meanwhile: did the port take them? */
 	if (!port_ok(lp, 0))
 		return;
-	if (smd->resweep && sweeping_state(smd) && lp->round == ROUND_IDLE)
+	if ((smd->resweep || smd->health_resweep) && sweeping_state(smd) &&
+	    lp->round == ROUND_IDLE)
 		arm_timer(lp, 100000);	/* coalesce a burst of traps */
 	arm_trap_due(lp);
 	arm_txn_timer(lp);
@@ -1028,12 +1075,15 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 	lp->what = "MAD poll";
 	do {
-		int to = txn_next_timeout_ms(txn);
+		int to = next_mad_timeout_ms(lp);
 
 		if (to < 0 || to > LOOP_POLL_MS)
 			to = LOOP_POLL_MS;
 		if (requests && to > LOOP_POLL_BUSY_MS)
 			to = LOOP_POLL_BUSY_MS;
+		/* A metrics answer going out in pieces: its next piece comes first */
+		if (control_streaming(lp->smd->control))
+			to = 0;
 		if (lp->working && to > LOOP_POLL_WORK_MS) {
 			/*
 			 * The worker computes and no answer is due soon: wait for
@@ -1061,10 +1111,25 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		/* SA requests and traps, which the transaction layer passes on */
 		requests = txn_stats(txn)->unsolicited != seen;
 		seen = txn_stats(txn)->unsolicited;
-	} while ((txn_outstanding(txn) || requests) && txn_now_us() - t0 < LOOP_SLICE_US);
+	} while ((txn_outstanding(txn) || perf_outstanding(lp->smd) || requests) &&
+		 txn_now_us() - t0 < LOOP_SLICE_US);
 	sd_event_now(lp->ev, CLOCK_MONOTONIC, &now);
 	sd_event_source_set_time(s, now);
 	return sd_event_source_set_enabled(s, SD_EVENT_ON);
+}
+
+/* A counter sweep is due: it runs if this SM is master of a subnet it serves */
+static int on_perf_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct loop *lp = userdata;
+
+	lp->what = "counter timer";
+	if (!perf_sweep_start(lp->smd))
+		log_debug("performance manager: no counter sweep now (one runs, or no model "
+			  "served as master)");
+	arm_perf_timer(lp, false);
+	loop_pump(lp);
+	return 0;
 }
 
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -1080,6 +1145,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 			return 0;
 		}
 		lp->ops->reload(lp->smd);
+		arm_perf_timer(lp, true);
 		lp->smd->resweep_heavy = true;
 		if (sweeping_state(lp->smd)) {
 			log_info("SIGHUP: sweeping now");
@@ -1131,9 +1197,22 @@ static int control_sm_enable(void *ctx, const char *who)
 	return sm_enable(lp->smd, who);
 }
 
+/* smctl port enable: a heavy sweep routes with the link again */
+static int control_health_sweep(void *ctx)
+{
+	struct loop *lp = ctx;
+	int r;
+
+	if (!sweeping_state(lp->smd))
+		return -EBUSY;
+	r = arm_timer(lp, 0);
+	return r < 0 ? r : 0;
+}
+
 static const struct control_ops control_ops = {
 	.resweep = control_resweep,
 	.sm_enable = control_sm_enable,
+	.health_sweep = control_health_sweep,
 };
 
 /* smctl's socket; without one smd still runs, only smctl cannot reach it */
@@ -1227,6 +1306,14 @@ static int add_sources(struct loop *lp)
 	r = mkey_attach(smd, lp->ev, kick_arg, lp);
 	if (r < 0)
 		return setup_failed("create the M_Key timer", r);
+	/* Counter sweeps: the first perf_interval seconds after start */
+	r = sd_event_add_time(lp->ev, &lp->perf_timer, CLOCK_MONOTONIC, 0, 10000, on_perf_timer,
+			      lp);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(lp->perf_timer, SD_EVENT_OFF);
+	if (r < 0)
+		return setup_failed("create the counter timer", r);
+	arm_perf_timer(lp, false);
 	r = sd_event_add_time(lp->ev, &lp->sm_timer, CLOCK_MONOTONIC, 0, 1000, on_sm_timer, lp);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(lp->sm_timer, SD_EVENT_OFF);
@@ -1305,6 +1392,7 @@ static bool loop_stop(struct loop *lp)
 		sweep_abandon(smd->sweep);
 	/* Every callback runs once more, with -ECANCELED, and frees what it holds */
 	txn_cancel_all(smd->txn);
+	perf_cancel(smd);
 	if (!work_wait(lp, LOOP_STOP_WAIT_MS)) {
 		log_warn("shutdown: the worker thread is still computing; leaving without it");
 		lp->left_sweep = smd->sweep;
@@ -1386,6 +1474,7 @@ out:
 	sd_event_source_unref(lp->ready_timer);
 	sd_event_source_unref(lp->watchdog);
 	sd_event_source_unref(lp->progress);
+	sd_event_source_unref(lp->perf_timer);
 	sd_event_unref(lp->ev);
 	if (!smd->abandoned) {
 		if (lp->work_fd >= 0)

@@ -26,6 +26,8 @@
 #include "smd/sa_owner.h"
 #include "smd/mkey.h"
 #include "smd/cabling.h"
+#include "smd/health.h"
+#include "smd/perf.h"
 #include "smd/partitions.h"
 #include "smd/import_opensm.h"
 #include "smd/trap.h"
@@ -211,6 +213,8 @@ static void reload_config(struct smd *smd)
 	}
 	/* The cabling plan too: a plan refused leaves the one in force (smd/cabling.c) */
 	cabling_reload(smd, "SIGHUP");
+	/* Health thresholds, window, action; the counter timer follows perf_interval */
+	health_reload(smd);
 }
 
 /*
@@ -518,6 +522,14 @@ int main(int argc, char **argv)
 		log_error_errno(r, "cannot set up multicast");
 		goto out;
 	}
+	/* Counters and health (issue 20): isolated links from the database */
+	r = perf_init(&smd);
+	if (r == 0)
+		r = health_init(&smd);
+	if (r < 0) {
+		log_error_errno(r, "cannot set up the performance manager");
+		goto out;
+	}
 
 	/* The daemon elects a master (IBA 14.4); --once just sweeps, as master */
 	smd.once = once;
@@ -538,6 +550,9 @@ int main(int argc, char **argv)
 out:
 	trap_table_free(smd.trapt);
 	mkey_free(&smd);
+	/* Before the store: what waits for the database (no sweep runs now) */
+	if (!smd.abandoned && smd.health)
+		health_flush(&smd);
 	/* NULL: multicast leaves at exit tell no subscriber (mcast_fini below) */
 	smd.sa = sa_free(smd.sa);
 	if (!smd.abandoned) {
@@ -550,6 +565,8 @@ out:
 	}
 	/* The worker never reads the partitions (the pkeys phase runs on the loop) */
 	part_conf_free(smd.parts);
+	perf_free(&smd);	/* its callbacks use the ports' table, health's the model */
+	health_free(&smd);
 	txn_free(smd.txn);
 	vlread_free(&smd);	/* after the transactions: their callbacks use it */
 	close_capture(&smd, cap);

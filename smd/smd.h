@@ -28,6 +28,8 @@ struct mkey;
 struct part_conf;
 struct cabling;
 struct vlread;
+struct perf;
+struct health;
 
 /* What smctl status and check-routes show (smd/control.c); the loop keeps it */
 struct smd_stats {
@@ -119,6 +121,9 @@ struct smd {
 	struct mcast *mcast;		/* multicast groups and trees (smd/mcast.c) */
 	struct part_conf *parts;	/* the partitions in force (smd/partitions.c) */
 	struct cabling *cabling;	/* the cabling plan and the last report (smd/cabling.c) */
+	struct perf *perf;		/* the performance manager (smd/perf.c) */
+	struct health *health;		/* the health rules' verdicts and actions (smd/health.c) */
+	bool health_resweep;		/* links to isolate or put back: a heavy sweep soon */
 	bool rereg_done;		/* ClientReregister sent since this SM became master */
 	/* SMInfo Sets not obeyed (wrong SM_Key, or not allowed): counted, logged sparingly */
 	uint64_t sminfo_refused;

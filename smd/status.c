@@ -15,9 +15,11 @@
 #include "mad/txn.h"
 #include "sa/sa.h"
 #include "smd/cabling.h"
+#include "smd/health.h"
 #include "smd/light.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
+#include "smd/perf.h"
 #include "smd/sm.h"
 #include "smd/smd.h"
 #include "smd/status.h"
@@ -183,6 +185,7 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	s->partitions = smd->parts ? smd->parts->n : 0;
 	s->partition_file = smd->cfg.partition_config;
 	cabling_status_fill(smd, &s->cabling);
+	health_status_fill(smd, &s->health);
 
 	s->sm_key = smd->cfg.sm_key != 0;
 	r = fill_foreign(smd, s);
@@ -241,6 +244,39 @@ int status_fill(const struct smd *smd, struct status_snapshot *s)
 	return 0;
 }
 
+int status_fill_ports(const struct smd *smd, struct status_snapshot *s)
+{
+	size_t n = perf_port_count(smd), k = 0;
+	struct status_port *v;
+
+	s->ports = NULL;
+	s->nports = 0;
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct perf_port *pp = perf_port_at(smd, i);
+		struct status_port *sp;
+
+		/* Ports in the model that smd has read: a series smd does not know is left out */
+		if (!pp->present || !pp->st.known)
+			continue;
+		sp = &v[k++];
+		sp->guid = pp->guid;
+		sp->port = pp->port;
+		sp->healthy = !pp->broken;
+		sp->isolated = health_isolated(smd, pp->guid, pp->port);
+		memcpy(sp->desc, pp->desc, sizeof(sp->desc));
+		memcpy(sp->total, pp->st.total, sizeof(sp->total));
+	}
+	s->owned[3] = v;
+	s->ports = v;
+	s->nports = k;
+	return 0;
+}
+
 void status_release(struct status_snapshot *s)
 {
 	for (size_t i = 0; i < sizeof(s->owned) / sizeof(s->owned[0]); i++) {
@@ -249,6 +285,8 @@ void status_release(struct status_snapshot *s)
 	}
 	s->foreign = NULL;
 	s->nforeign = 0;
+	s->ports = NULL;
+	s->nports = 0;
 	s->mkey.unknown = NULL;
 	s->mkey.nunknown = 0;
 }

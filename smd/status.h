@@ -22,6 +22,8 @@
 
 #include "mad/txn.h"
 #include "smd/sweep.h"
+#include "topo/health.h"
+#include "topo/perf.h"
 #include "topo/plan.h"
 #include "util/log.h"
 
@@ -95,6 +97,41 @@ struct status_cabling {
 	unsigned int held, kept;	/* links fenced; links left up to keep the fabric whole */
 };
 
+/* Fabric health: the performance manager and the rules (smd/perf.c, smd/health.c) */
+struct status_health {
+	bool perf_enabled;		/* counter sweeps run (perf_interval, a PMA agent) */
+	bool perf_running, perf_paused;
+	unsigned int perf_interval;
+	uint64_t perf_sweeps;
+	double perf_last_seconds;
+	time_t perf_last_end;		/* 0: none yet */
+	unsigned int perf_last_ports, perf_last_read, perf_last_unanswered;
+	uint64_t perf_last_gmps;
+	uint64_t gmps_sent, gmps_timed_out, gmps_unanswered;
+	uint64_t bad_answers, bad_status;	/* PMA answers dropped; with an error status */
+	uint64_t clears, resets, saturations;
+	const char *action;		/* "report" or "isolate" */
+	unsigned int window;
+	uint32_t threshold[HEALTH_RULES];
+	bool degraded_rule;
+	unsigned int unhealthy;		/* ports breaking a rule now */
+	unsigned int broken[HEALTH_RULES];	/* ... by rule */
+	uint64_t became[HEALTH_RULES];	/* ports that broke each rule, since start */
+	unsigned int isolated;		/* links out of service in the model */
+	unsigned int kept;		/* links asked out, kept in use (or not judged yet) */
+	uint64_t reports;		/* trap 129 Reports sent to subscribers */
+	uint64_t links_seen_down;
+};
+
+/* One port's figures, for the per-port metrics (status_fill_ports) */
+struct status_port {
+	uint64_t guid;
+	uint8_t port;
+	bool healthy, isolated;
+	char desc[SMP_DATA_SIZE + 1];
+	uint64_t total[PERF_COUNTERS];
+};
+
 enum status_subnet {
 	STATUS_SUBNET_UNKNOWN,	/* no sweep has completed */
 	STATUS_SUBNET_MASTERS,	/* standby or not active: the master's */
@@ -127,6 +164,9 @@ struct status_snapshot {
 	size_t partitions;
 	const char *partition_file;	/* "" when none */
 	struct status_cabling cabling;
+	struct status_health health;
+	const struct status_port *ports;	/* status_fill_ports; owned by the snapshot */
+	size_t nports;
 
 	bool sm_key;
 	const struct status_foreign_sm *foreign;	/* owned by the snapshot */
@@ -178,7 +218,7 @@ struct status_snapshot {
 	size_t nproblem_list;
 
 	/* What status_fill allocated (status_release frees it) and its text buffers */
-	void *owned[3];
+	void *owned[4];
 	char result_buf[128];
 };
 
@@ -186,6 +226,8 @@ struct status_snapshot {
 const char *status_word(const struct smd *smd);
 /* Fill s from the daemon's state now; status_release frees what it took */
 int status_fill(const struct smd *smd, struct status_snapshot *s);
+/* ... and every port the performance manager has read, for the per-port metrics */
+int status_fill_ports(const struct smd *smd, struct status_snapshot *s);
 void status_release(struct status_snapshot *s);
 
 /* The text answer, a line at a time (each with its newline), ending with "status: X" */
@@ -195,6 +237,19 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx);
 void status_json(const struct status_snapshot *s, struct json *j);
 /* The metrics answer: Prometheus's text format, one family after the other */
 void status_metrics(const struct status_snapshot *s, struct metrics *m);
+/*
+ * The same in two parts, for an answer written as the reader takes it:
+ * every family but the per-port ones, then the per-port families from
+ * where cursor says, until the text holds max_bytes more (at least one
+ * sample); true once every sample is written
+ */
+struct status_metrics_cursor {
+	unsigned int family;
+	size_t port;
+};
+void status_metrics_head(const struct status_snapshot *s, struct metrics *m);
+bool status_metrics_ports(const struct status_snapshot *s, struct metrics *m,
+			  struct status_metrics_cursor *c, size_t max_bytes);
 /* {"sent":..,"timed_out":..,"unanswered":..} as member key */
 void status_json_smps(struct json *j, const char *key, uint64_t sent, uint64_t timed_out,
 		      uint64_t unanswered);

@@ -280,6 +280,53 @@ static void json_traps(const struct status_snapshot *s, struct json *j)
 	json_arr_end(j);
 }
 
+/* The performance manager and the health rules: null without them */
+static void json_health(const struct status_health *h, struct json *j)
+{
+	if (!h->action) {
+		json_null(j, "health");
+		return;
+	}
+	json_obj_begin(j, "health");
+	json_str(j, "action", h->action);
+	json_u64(j, "window", h->window);
+	json_u64(j, "unhealthy", h->unhealthy);
+	json_obj_begin(j, "unhealthy_by_rule");
+	for (unsigned int r = 0; r < HEALTH_RULES; r++)
+		json_u64(j, health_rules[r].name, h->broken[r]);
+	json_obj_end(j);
+	json_obj_begin(j, "became_unhealthy");
+	for (unsigned int r = 0; r < HEALTH_RULES; r++)
+		json_u64(j, health_rules[r].name, h->became[r]);
+	json_obj_end(j);
+	json_u64(j, "isolated", h->isolated);
+	json_u64(j, "kept", h->kept);
+	json_u64(j, "reports", h->reports);
+	json_u64(j, "links_seen_down", h->links_seen_down);
+	json_obj_begin(j, "counters");
+	json_bool(j, "enabled", h->perf_enabled);
+	json_bool(j, "running", h->perf_running);
+	json_bool(j, "paused", h->perf_paused);
+	json_u64(j, "interval", h->perf_interval);
+	json_u64(j, "sweeps", h->perf_sweeps);
+	json_double(j, "last_seconds", h->perf_last_seconds);
+	json_i64(j, "last_end", (int64_t)h->perf_last_end);
+	json_u64(j, "ports", h->perf_last_ports);
+	json_u64(j, "read", h->perf_last_read);
+	json_u64(j, "unanswered", h->perf_last_unanswered);
+	json_u64(j, "last_gmps", h->perf_last_gmps);
+	json_u64(j, "gmps_sent", h->gmps_sent);
+	json_u64(j, "gmp_timeouts", h->gmps_timed_out);
+	json_u64(j, "gmps_unanswered", h->gmps_unanswered);
+	json_u64(j, "answers_dropped", h->bad_answers);
+	json_u64(j, "error_status", h->bad_status);
+	json_u64(j, "clears", h->clears);
+	json_u64(j, "resets", h->resets);
+	json_u64(j, "saturations", h->saturations);
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
 void status_json(const struct status_snapshot *s, struct json *j)
 {
 	char buf[LOG_RECORD_LEN];
@@ -302,6 +349,7 @@ void status_json(const struct status_snapshot *s, struct json *j)
 	}
 	json_subnet(s, j);
 	json_cabling(&s->cabling, j);
+	json_health(&s->health, j);
 	json_bool(j, "sm_key", s->sm_key);
 	json_arr_begin(j, "sm_foreign");
 	for (size_t i = 0; i < s->nforeign; i++) {

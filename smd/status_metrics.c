@@ -16,6 +16,7 @@
  * metrics_port_labels() (node_guid, port, node_desc), so that all of a
  * family's samples stay one group as the format requires.
  */
+#include <stdint.h>
 #include <string.h>
 
 #include "smd/sm.h"
@@ -191,12 +192,153 @@ static void metrics_other(const struct status_snapshot *s, struct metrics *m)
 		"Event loop handlers that ran over 100 ms", s->loop_slow);
 }
 
-void status_metrics(const struct status_snapshot *s, struct metrics *m)
+/* The performance manager and the health rules (smd/perf.c, smd/health.c) */
+static void metrics_health(const struct status_snapshot *s, struct metrics *m)
+{
+	const struct status_health *h = &s->health;
+
+	if (!h->action)
+		return;
+	gauge(m, "smd_perf_enabled", "1 when counter sweeps run (perf_interval, a PMA agent)",
+	      h->perf_enabled);
+	counter(m, "smd_perf_sweeps_total", "Counter sweeps of the performance manager completed",
+		h->perf_sweeps);
+	if (h->perf_sweeps) {
+		gauge(m, "smd_perf_sweep_duration_seconds", "How long the last counter sweep took",
+		      h->perf_last_seconds);
+		gauge(m, "smd_perf_sweep_end_time_seconds",
+		      "When the last counter sweep ended, in seconds since the Unix epoch",
+		      (double)h->perf_last_end);
+		gauge(m, "smd_perf_ports", "Ports the last counter sweep asked", h->perf_last_ports);
+		gauge(m, "smd_perf_ports_unanswered",
+		      "Ports that did not answer the last counter sweep", h->perf_last_unanswered);
+	}
+	counter(m, "smd_perf_gmps_total", "PMA requests sent, retransmissions included",
+		h->gmps_sent);
+	counter(m, "smd_perf_gmp_timeouts_total", "PMA request tries lost or unanswered in time",
+		h->gmps_timed_out);
+	counter(m, "smd_perf_answers_dropped_total",
+		"PMA answers dropped: malformed, unasked for, for another port", h->bad_answers);
+	counter(m, "smd_perf_clears_total",
+		"PortCounters Sets that cleared counters at half their range", h->clears);
+	counter(m, "smd_perf_resets_total",
+		"Readings that found counters lower than before (a reset port)", h->resets);
+	metrics_family(m, "smd_health_unhealthy_ports", METRICS_GAUGE,
+		       "Ports breaking a health rule now, by rule");
+	for (unsigned int r = 0; r < HEALTH_RULES; r++)
+		metrics_u64_1(m, "rule", health_rules[r].name, h->broken[r]);
+	metrics_family(m, "smd_health_unhealthy_total", METRICS_COUNTER,
+		       "Times a port broke a health rule, by rule");
+	for (unsigned int r = 0; r < HEALTH_RULES; r++)
+		metrics_u64_1(m, "rule", health_rules[r].name, h->became[r]);
+	gauge(m, "smd_health_isolated_links",
+	      "Links out of service (health_action = isolate): no route crosses them", h->isolated);
+	gauge(m, "smd_health_kept_links",
+	      "Links the rules asked out of service and kept in use (the fabric needs them)",
+	      h->kept);
+	counter(m, "smd_health_reports_total",
+		"Reports of trap 129 (link integrity) sent to InformInfo subscribers", h->reports);
+}
+
+/*
+ * Per-port series, one family after the other, every port a sample: the
+ * counters' running totals (data in bytes: the IBA counts 4-byte words)
+ * and the rules' verdict
+ */
+#define PORT_HEALTHY	(-1)
+#define PORT_ISOLATED	(-2)
+
+static const struct port_family {
+	const char *name, *help;
+	enum metrics_type type;
+	int ctr;			/* enum perf_ctr, or PORT_HEALTHY, PORT_ISOLATED */
+	unsigned int mul;
+} port_families[] = {
+	{ "smd_port_symbol_errors_total", "SymbolErrorCounter of the port, a running total",
+	  METRICS_COUNTER, PERF_SYMBOL_ERRORS, 1 },
+	{ "smd_port_link_error_recovery_total", "LinkErrorRecoveryCounter, a running total",
+	  METRICS_COUNTER, PERF_LINK_ERROR_RECOVERY, 1 },
+	{ "smd_port_link_downed_total", "LinkDownedCounter, a running total", METRICS_COUNTER,
+	  PERF_LINK_DOWNED, 1 },
+	{ "smd_port_rcv_errors_total", "PortRcvErrors, a running total", METRICS_COUNTER,
+	  PERF_RCV_ERRORS, 1 },
+	{ "smd_port_xmit_discards_total", "PortXmitDiscards, a running total", METRICS_COUNTER,
+	  PERF_XMIT_DISCARDS, 1 },
+	{ "smd_port_xmit_wait_total",
+	  "PortXmitWait (ticks a packet waited to be sent), a running total", METRICS_COUNTER,
+	  PERF_XMIT_WAIT, 1 },
+	{ "smd_port_xmit_data_bytes_total", "Bytes sent (PortXmitData times 4), a running total",
+	  METRICS_COUNTER, PERF_XMIT_DATA, 4 },
+	{ "smd_port_rcv_data_bytes_total",
+	  "Bytes received (PortRcvData times 4), a running total", METRICS_COUNTER,
+	  PERF_RCV_DATA, 4 },
+	{ "smd_port_xmit_packets_total", "Packets sent (PortXmitPkts), a running total",
+	  METRICS_COUNTER, PERF_XMIT_PKTS, 1 },
+	{ "smd_port_rcv_packets_total", "Packets received (PortRcvPkts), a running total",
+	  METRICS_COUNTER, PERF_RCV_PKTS, 1 },
+	{ "smd_port_healthy", "1 when the port breaks no health rule", METRICS_GAUGE,
+	  PORT_HEALTHY, 1 },
+	{ "smd_port_isolated",
+	  "1 when the port's link is out of service (health_action = isolate)", METRICS_GAUGE,
+	  PORT_ISOLATED, 1 },
+};
+
+#define NPORT_FAMILIES	(sizeof(port_families) / sizeof(port_families[0]))
+
+static uint64_t port_value(const struct status_port *p, const struct port_family *f)
+{
+	if (f->ctr == PORT_HEALTHY)
+		return p->healthy;
+	if (f->ctr == PORT_ISOLATED)
+		return p->isolated;
+	return p->total[f->ctr] * f->mul;
+}
+
+bool status_metrics_ports(const struct status_snapshot *s, struct metrics *m,
+			  struct status_metrics_cursor *c, size_t max_bytes)
+{
+	size_t start = metrics_len(m);
+	bool wrote = false;
+
+	/* A series smd does not know is left out: no family without a port */
+	if (!s->nports)
+		return true;
+	for (; c->family < NPORT_FAMILIES; c->family++, c->port = 0) {
+		const struct port_family *f = &port_families[c->family];
+
+		if (!c->port)
+			metrics_family(m, f->name, f->type, f->help);
+		for (; c->port < s->nports; c->port++) {
+			const struct status_port *p = &s->ports[c->port];
+			struct metrics_port_labels pl;
+			const struct metrics_label *l = metrics_port_labels(&pl, p->guid, p->port,
+									    p->desc);
+
+			/* A family's first sample follows its header in the same piece */
+			if (c->port && wrote && metrics_len(m) - start >= max_bytes)
+				return false;
+			metrics_u64(m, l, METRICS_PORT_LABELS, port_value(p, f));
+			wrote = true;
+		}
+	}
+	return true;
+}
+
+void status_metrics_head(const struct status_snapshot *s, struct metrics *m)
 {
 	metrics_sm(s, m);
 	metrics_subnet(s, m);
 	metrics_sweeps(s, m);
 	metrics_mads(s, m);
 	metrics_cabling(s, m);
+	metrics_health(s, m);
 	metrics_other(s, m);
+}
+
+void status_metrics(const struct status_snapshot *s, struct metrics *m)
+{
+	struct status_metrics_cursor c = { 0 };
+
+	status_metrics_head(s, m);
+	status_metrics_ports(s, m, &c, SIZE_MAX);
 }

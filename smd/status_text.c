@@ -168,6 +168,28 @@ static void text_cabling(const struct status_cabling *c, status_emit emit, void 
 		emit(ctx, "cabling_error: %s\n", text_printable(c->error, buf, sizeof(buf)));
 }
 
+static void text_health(const struct status_health *h, status_emit emit, void *ctx)
+{
+	char when[32];
+
+	if (!h->action)
+		return;
+	emit(ctx, "health: action %s, %u unhealthy port%s, %u link%s out of service, %u kept in "
+	     "use (smctl health)\n", h->action, h->unhealthy, h->unhealthy == 1 ? "" : "s",
+	     h->isolated, h->isolated == 1 ? "" : "s", h->kept);
+	if (!h->perf_enabled)
+		emit(ctx, "counters: not read\n");
+	else if (!h->perf_sweeps)
+		emit(ctx, "counters: every %u s, none read yet%s\n", h->perf_interval,
+		     h->perf_running ? " (a counter sweep runs)" : "");
+	else
+		emit(ctx, "counters: every %u s, %" PRIu64 " sweeps, the last %s: %u ports, %u "
+		     "did not answer, %.3f s%s\n", h->perf_interval, h->perf_sweeps,
+		     fmt_when(h->perf_last_end, when, sizeof(when)), h->perf_last_ports,
+		     h->perf_last_unanswered, h->perf_last_seconds,
+		     h->perf_paused ? "; paused for a heavy sweep" : "");
+}
+
 static void text_mkey(const struct status_mkey *k, status_emit emit, void *ctx)
 {
 	char when[32];
@@ -295,6 +317,7 @@ void status_text(const struct status_snapshot *s, status_emit emit, void *ctx)
 		     s->master_priority);
 	text_subnet(s, emit, ctx);
 	text_cabling(&s->cabling, emit, ctx);
+	text_health(&s->health, emit, ctx);
 	emit(ctx, "sm_key: %s\n", s->sm_key ? "set" : "none (any host can take the subnet over)");
 	for (size_t i = 0; i < s->nforeign; i++)
 		emit(ctx, "sm_foreign: SM 0x%016" PRIx64 " (priority %u, %s) answers with another "
@@ -387,6 +410,12 @@ void status_summary(const struct status_snapshot *s, char *buf, size_t len)
 				 s->cabling.total == 1 ? "" : "es");
 		else if (s->cabling.error[0])
 			snprintf(buf + n, len - n, "; cabling: plan refused");
+		n = strlen(buf);
+	}
+	/* "; health: 2 unhealthy, 1 isolated" */
+	if ((s->health.unhealthy || s->health.isolated) && n < len) {
+		snprintf(buf + n, len - n, "; health: %u unhealthy, %u isolated", s->health.unhealthy,
+			 s->health.isolated);
 		n = strlen(buf);
 	}
 	if (!s->sweeping || n >= len)

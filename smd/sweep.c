@@ -87,6 +87,8 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "elect", .enter = sweep_elect_enter, .done = sweep_elect_done, .flags = ELECT },
 	{ "cabling", .enter = sweep_cabling_enter, .work = sweep_cabling_work,
 	  .done = sweep_cabling_done, .flags = CABLE },
+	{ "health", .enter = sweep_health_enter, .work = sweep_health_work,
+	  .done = sweep_health_done },
 	{ "lids", .work = sweep_lids_work, .done = sweep_lids_done },
 	{ "route", .enter = sweep_route_enter, .work = sweep_route_work,
 	  .done = sweep_route_done },
@@ -377,6 +379,9 @@ struct sweep *sweep_free(struct sweep *sw)
 	part_index_free(sw->pk_ix);
 	plan_report_free(sw->cabling);
 	free(sw->ss_parts);
+	free(sw->iso);
+	free(sw->down_guid);
+	free(sw->down_port);
 	free(sw);
 	return NULL;
 }

@@ -17,12 +17,14 @@
 
 #include "util/log.h"
 #include "smd/cabling.h"
+#include "smd/health.h"
 #include "smd/loop.h"
 #include "smd/mcast.h"
 #include "smd/mkey.h"
 #include "smd/sweep.h"
 #include "smd/vlread.h"
 #include "topo/discover.h"
+#include "topo/health.h"
 #include "topo/lid.h"
 #include "topo/mc.h"
 #include "topo/part.h"
@@ -83,6 +85,13 @@ struct sweep {
 	bool enforce;			/* ... and enforced */
 	struct plan_report *cabling;	/* what the comparison found, for sweep_end */
 	int cabling_r;
+	/* The health phase: links seen down since the last model, links to isolate */
+	struct health_isolation *iso;
+	size_t niso;
+	uint64_t *down_guid;
+	uint8_t *down_port;
+	size_t ndown, down_cap;
+	int health_r;
 	struct lid_stats ls;
 	bool resv_failed;		/* the database could not say which LIDs are reserved */
 	struct route_stats rs;
@@ -170,6 +179,13 @@ int sweep_cabling_work(struct sweep *sw);
 int sweep_cabling_done(struct sweep *sw);
 int sweep_lids_work(struct sweep *sw);
 int sweep_lids_done(struct sweep *sw);
+
+/* sweep_health.c: links seen down, links the health rules take out of service */
+int sweep_health_enter(struct sweep *sw);
+int sweep_health_work(struct sweep *sw);
+int sweep_health_done(struct sweep *sw);
+/* After routing: the links isolated carry routes again; true when there were any */
+bool sweep_health_undo(struct sweep *sw);
 
 /* sweep_ports.c: M_Keys, P_Key tables, PortInfo, activation */
 /* The port whose keys a port's table holds: itself, or for a switch port its CA peer */

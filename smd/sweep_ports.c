@@ -200,7 +200,7 @@ const struct fab_port *sweep_pk_owner(const struct fab_port *p)
 {
 	if (fabric_is_endport(p))
 		return p;
-	if (p->node->type == NODE_TYPE_SWITCH && fabric_port_linked(p) &&
+	if (p->node->type == NODE_TYPE_SWITCH && fabric_port_up(p) &&
 	    p->peer->node->type != NODE_TYPE_SWITCH)
 		return p->peer;
 	return NULL;
@@ -483,7 +483,7 @@ int sweep_ports_step(struct sweep *sw)
 		for (unsigned int pn = 0; pn <= n->num_ports; pn++) {
 			struct fab_port *p = &n->ports[pn];
 			struct port_info pi;
-			bool change = false, linked = fabric_port_linked(p);
+			bool change = false, linked = fabric_port_up(p);
 			uint8_t want = 0;
 
 			if (fence_down(p)) {
@@ -585,7 +585,7 @@ int sweep_activate_step(struct sweep *sw)
 			struct fab_port *p = &n->ports[pn];
 			struct port_info pi;
 
-			if (!fabric_port_linked(p) || p->pi.port_state != PORT_STATE_ARMED)
+			if (!fabric_port_up(p) || p->pi.port_state != PORT_STATE_ARMED)
 				continue;
 			pi = p->pi;
 			port_info_nochange(&pi);

@@ -221,7 +221,7 @@ static void phase_verify(struct sweep *sw)
 					 sweep_port_label(p, lbl, sizeof(lbl)));
 				res->unconfigured++;
 			}
-			if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE) {
+			if (fabric_port_up(p) && p->pi.port_state != PORT_STATE_ACTIVE) {
 				log_warn("%s is not ACTIVE (state %u)",
 					 sweep_port_label(p, lbl, sizeof(lbl)), p->pi.port_state);
 				res->not_active++;
@@ -256,6 +256,16 @@ int sweep_route_enter(struct sweep *sw)
 	return 0;
 }
 
+/* The routes route_work has are deadlock-free: repaired and verified, or an engine's that is */
+static bool routes_safe(const struct sweep_route *rt, const struct route_result *rres)
+{
+	if (!rres)
+		return false;
+	if (rt->repair_r == 0 && rt->verify_r == 0)
+		return true;
+	return rt->used >= 0 && rt->att[rt->used].engine->deadlock_free && rt->att[rt->used].acyclic;
+}
+
 /*
  * On the worker. It reads the last model too (repair), which only
  * sweep_end() replaces, on the loop, after this sweep's phases; the SA
@@ -285,6 +295,19 @@ int sweep_route_work(struct sweep *sw)
 	if (!rres)
 		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
 					      rt->att, 8, &rt->tried);
+	/*
+	 * Links the health rules took out are kept out only while the routes
+	 * stay deadlock-free without them (the fabric's connectivity was
+	 * checked before): else they carry routes again, and the verdict says
+	 * why
+	 */
+	if (sw->niso && !routes_safe(rt, rres) && sweep_health_undo(sw)) {
+		route_result_free(rres);
+		rres = NULL;
+		rt->repair_r = 1;
+		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
+					      rt->att, 8, &rt->tried);
+	}
 	sw->routes = rres;
 	rt->seconds = sweep_now_s() - t1;
 	return 0;
@@ -353,6 +376,9 @@ int sweep_route_done(struct sweep *sw)
 	if (!acyclic)
 		log_warn("routing: %s routes are NOT deadlock-free: the channel dependency "
 			 "graph has a cycle (%u channels)", res->engine, chk.cycle_len);
+	/* What became of the links the health rules asked out (smd/health.h) */
+	if (sw->niso)
+		health_isolation_verdicts(sw->smd, sw->iso, sw->niso);
 	if (rs->unreachable)
 		log_warn("routing: %u (switch, LID) pairs have no route", rs->unreachable);
 	return 0;

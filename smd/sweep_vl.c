@@ -205,7 +205,7 @@ static const struct fab_node *tbl_old(const struct sweep *sw, const struct fab_n
 	for (unsigned int pn = 1; pn <= n->num_ports; pn++) {
 		const struct fab_port *p = &n->ports[pn];
 
-		if (fabric_port_linked(p) && p->pi.port_state != PORT_STATE_ACTIVE)
+		if (fabric_port_up(p) && p->pi.port_state != PORT_STATE_ACTIVE)
 			return NULL;
 	}
 	return old;
@@ -229,7 +229,7 @@ static bool tbl_port(const struct fab_node *n, unsigned int pn)
 {
 	if (pn == 0)
 		return n->type == NODE_TYPE_SWITCH;
-	return fabric_port_linked(&n->ports[pn]) && n->ports[pn].pi_valid;
+	return fabric_port_up(&n->ports[pn]) && n->ports[pn].pi_valid;
 }
 
 /* The SL-to-VL table of node n for (in, out) this sweep wants; -EINVAL for none */
@@ -566,10 +566,10 @@ int sweep_fdr10_step(struct sweep *sw)
 			struct set_ctx *sc;
 			struct smp req;
 
-			if (!fabric_port_linked(p) || !p->pi_valid ||
+			if (!fabric_port_up(p) || !p->pi_valid ||
 			    fabric_port_speed(p) != IBA_SPEED_QDR || !path)
 				continue;
-			if (old && fabric_port_linked(&old->ports[pn]) &&
+			if (old && fabric_port_up(&old->ports[pn]) &&
 			    old->ports[pn].pi.link_speed_active == p->pi.link_speed_active &&
 			    old->ports[pn].pi.link_width_active == p->pi.link_width_active) {
 				p->fdr10 = old->ports[pn].fdr10;

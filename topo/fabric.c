@@ -323,7 +323,7 @@ static bool table_port(const struct fab_node *n, unsigned int pn)
 {
 	if (pn == 0)
 		return n->type == NODE_TYPE_SWITCH;
-	return n->ports[pn].pi_valid && fabric_port_linked(&n->ports[pn]);
+	return n->ports[pn].pi_valid && fabric_port_up(&n->ports[pn]);
 }
 
 bool fabric_sl2vl_pair(const struct fab_node *n, unsigned int in, unsigned int out)
@@ -479,12 +479,17 @@ bool fabric_is_endport(const struct fab_port *p)
 	return p->num > 0;
 }
 
-bool fabric_port_linked(const struct fab_port *p)
+bool fabric_port_up(const struct fab_port *p)
 {
 	return p->num > 0 && p->peer && p->peer->peer == p && p->peer->num > 0 &&
 	       !p->fenced && !p->peer->fenced && p->pi_valid && p->peer->pi_valid &&
 	       p->pi.phys_state == PHYS_STATE_LINKUP &&
 	       p->peer->pi.phys_state == PHYS_STATE_LINKUP;
+}
+
+bool fabric_port_linked(const struct fab_port *p)
+{
+	return fabric_port_up(p) && !p->isolated && !p->peer->isolated;
 }
 
 const struct dr_path *fabric_port_route(const struct fab_port *p)

@@ -44,6 +44,12 @@ struct fab_port {
 	 * it stays at INIT and nothing routes over it; set on both ends
 	 */
 	bool fenced;
+	/*
+	 * The health rules took this link out of service (topo/health.h,
+	 * health_action = isolate): it stays ACTIVE, so that its counters
+	 * can still be read, but no route crosses it; set on both ends
+	 */
+	bool isolated;
 	bool fdr10;			/* FDR10 active: its vendor ExtendedPortInfo says so */
 	/*
 	 * VL arbitration table as the port holds it (IBA 14.2.5.9): blocks
@@ -124,8 +130,14 @@ enum iba_speed fabric_port_speed(const struct fab_port *p);
 bool fabric_is_endport(const struct fab_port *p);
 /*
  * A cabled port whose link is up at both ends (PhysState LinkUp, known
- * peer that names it back, neither a port 0) and not fenced: what routing,
- * path records and activation may use; symmetric by construction
+ * peer that names it back, neither a port 0) and not fenced: what
+ * activation, port configuration, VL tables and LinkRecords go by;
+ * symmetric by construction
+ */
+bool fabric_port_up(const struct fab_port *p);
+/*
+ * ... and not isolated either: what routing (engines, repair, the
+ * verifier) and path records may use
  */
 bool fabric_port_linked(const struct fab_port *p);
 /*

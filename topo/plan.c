@@ -16,17 +16,6 @@
 
 /* ---- names and numbers ---- */
 
-static const char *const speed_names[] = {
-	[PLAN_SPEED_NONE] = "", [PLAN_SPEED_SDR] = "SDR", [PLAN_SPEED_DDR] = "DDR",
-	[PLAN_SPEED_QDR] = "QDR", [PLAN_SPEED_FDR] = "FDR", [PLAN_SPEED_EDR] = "EDR",
-	[PLAN_SPEED_HDR] = "HDR", [PLAN_SPEED_NDR] = "NDR", [PLAN_SPEED_XDR] = "XDR",
-};
-
-const char *plan_speed_name(unsigned int speed)
-{
-	return speed < sizeof(speed_names) / sizeof(speed_names[0]) ? speed_names[speed] : "";
-}
-
 const char *plan_kind_name(unsigned int kind)
 {
 	static const char *const names[PLAN_KINDS] = {
@@ -397,9 +386,9 @@ static int link_rate(struct parser *ps, const char *c, const char *e, uint8_t *w
 		const char *name;
 		uint8_t speed;
 	} speeds[] = {
-		{ "SDR", PLAN_SPEED_SDR }, { "DDR", PLAN_SPEED_DDR }, { "QDR", PLAN_SPEED_QDR },
-		{ "FDR10", PLAN_SPEED_QDR }, { "FDR", PLAN_SPEED_FDR }, { "EDR", PLAN_SPEED_EDR },
-		{ "HDR", PLAN_SPEED_HDR }, { "NDR", PLAN_SPEED_NDR }, { "XDR", PLAN_SPEED_XDR },
+		{ "SDR", LINK_SPEED_SDR }, { "DDR", LINK_SPEED_DDR }, { "QDR", LINK_SPEED_QDR },
+		{ "FDR10", LINK_SPEED_QDR }, { "FDR", LINK_SPEED_FDR }, { "EDR", LINK_SPEED_EDR },
+		{ "HDR", LINK_SPEED_HDR }, { "NDR", LINK_SPEED_NDR }, { "XDR", LINK_SPEED_XDR },
 	};
 	const char *w = e, *q;
 	unsigned long lanes;

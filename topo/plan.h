@@ -29,6 +29,7 @@
 
 #include "iba/iba.h"
 #include "topo/fabric.h"
+#include "topo/linkrate.h"
 
 #define PLAN_NONE	UINT32_MAX
 #define PLAN_LINE_MAX	4096		/* bytes of one line, its newline included */
@@ -36,17 +37,11 @@
 /* A NodeDescription as ibnetdiscover prints it: 63 bytes, non-printables as spaces */
 #define PLAN_DESC_LEN	(SMP_DATA_SIZE - 1)
 
-/* Link speeds in the order of their lane rates; FDR10 is read as QDR (PortInfo cannot tell) */
-enum plan_speed {
-	PLAN_SPEED_NONE, PLAN_SPEED_SDR, PLAN_SPEED_DDR, PLAN_SPEED_QDR, PLAN_SPEED_FDR,
-	PLAN_SPEED_EDR, PLAN_SPEED_HDR, PLAN_SPEED_NDR, PLAN_SPEED_XDR,
-};
-
 struct plan_port {
 	uint32_t peer;			/* node index, PLAN_NONE: not cabled */
 	uint8_t peer_port;
 	uint8_t width;			/* lanes (1, 2, 4, 8, 12) the plan gives; 0: none */
-	uint8_t speed;			/* enum plan_speed */
+	uint8_t speed;			/* enum link_speed (topo/linkrate.h) */
 	bool stated;			/* this end's own line names the cable */
 	uint32_t line;			/* the line that names it */
 };
@@ -80,8 +75,6 @@ struct plan *plan_free(struct plan *p);
 
 /* d as the plan keeps NodeDescriptions: at most 63 bytes, bytes outside 0x20-0x7e as ' ' */
 void plan_desc_norm(const char *d, char out[PLAN_DESC_LEN + 1]);
-/* "SDR".."XDR", "" for none */
-const char *plan_speed_name(unsigned int speed);
 
 enum plan_kind {
 	PLAN_MISWIRED,			/* cabled, to another node or port than planned */

@@ -227,107 +227,11 @@ static void found_text(const struct fab_port *q, char *buf)
 	end_text(buf, n->desc_valid ? n->desc : "", n->guid, q->num);
 }
 
-/* ---- width and speed ---- */
-
-/* The widest of the widths a LinkWidth mask allows */
-static unsigned int widest(unsigned int mask)
-{
-	unsigned int best = 0;
-
-	for (unsigned int b = 1; b <= 16; b <<= 1)
-		if ((mask & b) && iba_width_lanes(b) > best)
-			best = iba_width_lanes(b);
-	return best;
-}
-
-/* The port whose CapabilityMask speaks for p: a switch's port 0 */
-static const struct fab_port *caps_of(const struct fab_port *p)
-{
-	const struct fab_node *n = p->node;
-
-	return n->type == NODE_TYPE_SWITCH ? &n->ports[0] : p;
-}
-
-static bool ext_speeds(const struct fab_port *p)
-{
-	const struct fab_port *c = caps_of(p);
-
-	return c->pi_valid && (c->pi.cap_mask & PORT_CAP_EXT_SPEEDS);
-}
-
-/* LinkSpeed (SDR 1, DDR 2, QDR 4) and LinkSpeedExt (FDR 1, EDR 2, HDR 4, NDR 8) bits as speeds */
-static unsigned int speeds_of(unsigned int basic, unsigned int ext)
-{
-	unsigned int set = 0;
-
-	set |= basic & 1 ? 1u << PLAN_SPEED_SDR : 0;
-	set |= basic & 2 ? 1u << PLAN_SPEED_DDR : 0;
-	set |= basic & 4 ? 1u << PLAN_SPEED_QDR : 0;
-	set |= ext & 1 ? 1u << PLAN_SPEED_FDR : 0;
-	set |= ext & 2 ? 1u << PLAN_SPEED_EDR : 0;
-	set |= ext & 4 ? 1u << PLAN_SPEED_HDR : 0;
-	set |= ext & 8 ? 1u << PLAN_SPEED_NDR : 0;
-	return set;
-}
-
-static unsigned int fastest(unsigned int set)
-{
-	unsigned int best = PLAN_SPEED_NONE;
-
-	for (unsigned int s = PLAN_SPEED_SDR; s <= PLAN_SPEED_XDR; s++)
-		if (set & (1u << s))
-			best = s;
-	return best;
-}
-
-/* IBA 1.7's LinkSpeedExtSupported2/Enabled2/Active2 (XDR) are valid (iba_speed_active) */
-static bool ext_speeds2(const struct fab_port *p)
-{
-	const struct fab_port *c = caps_of(p);
-
-	return ext_speeds(p) && (c->pi.cap_mask & PORT_CAP_CAP_MASK2) &&
-	       (c->pi.cap_mask2 & PORT_CAP2_EXT_SPEEDS2);
-}
-
-static unsigned int active_speed(const struct fab_port *p)
-{
-	unsigned int ext = ext_speeds(p) ? p->pi.link_speed_ext_active : 0;
-
-	if (ext_speeds2(p) && p->pi.link_speed_ext_active2 == 1)
-		return PLAN_SPEED_XDR;
-	return fastest(ext ? speeds_of(0, ext) : speeds_of(p->pi.link_speed_active, 0));
-}
-
-/* The speeds a port may run: supported and enabled (IBA 14.2.5.6) */
-static unsigned int allowed_speeds(const struct fab_port *p)
-{
-	const struct port_info *pi = &p->pi;
-	unsigned int basic = pi->link_speed_supported, ext = 0;
-
-	if (pi->link_speed_enabled && pi->link_speed_enabled != 15)
-		basic &= pi->link_speed_enabled;
-	if (ext_speeds(p))
-		ext = pi->link_speed_ext_supported & pi->link_speed_ext_enabled;
-	/* LinkSpeedExtSupported2/Enabled2 bit 0: XDR */
-	if (ext_speeds2(p) && (pi->link_speed_ext_supported2 & pi->link_speed_ext_enabled2 & 1))
-		return speeds_of(basic, ext) | 1u << PLAN_SPEED_XDR;
-	return speeds_of(basic, ext);
-}
-
-static unsigned int allowed_widths(const struct fab_port *p)
-{
-	const struct port_info *pi = &p->pi;
-	unsigned int m = pi->link_width_supported;
-
-	/* 0 and 255 are the Set's "no change" and "all supported" */
-	if (pi->link_width_enabled && pi->link_width_enabled != 255)
-		m &= pi->link_width_enabled;
-	return m;
-}
+/* ---- width and speed (topo/linkrate.h) ---- */
 
 static void rate_text(char *buf, unsigned int width, unsigned int speed)
 {
-	snprintf(buf, PLAN_TEXT_LEN, "%ux%s", width, plan_speed_name(speed));
+	snprintf(buf, PLAN_TEXT_LEN, "%ux%s", width, link_speed_name(speed));
 }
 
 /*
@@ -339,17 +243,19 @@ static int check_rate(struct check *c, const struct plan_port *pp, struct fab_po
 {
 	const struct fab_port *q = fp->peer;
 	unsigned int w, s, want_w, want_s, best_w, best_s;
+	struct link_rate a, b;
 	struct plan_mismatch *m;
 
 	if (!fp->pi_valid || !q->pi_valid || fp->pi.phys_state != PHYS_STATE_LINKUP ||
 	    q->pi.phys_state != PHYS_STATE_LINKUP)
 		return 0;
-	w = iba_width_lanes(fp->pi.link_width_active);
-	s = active_speed(fp);
+	link_rate_of(fp, &a);
+	link_rate_of(q, &b);
+	w = a.width;
+	s = a.speed;
 	if (!w || !s)
 		return 0;
-	best_w = widest(allowed_widths(fp) & allowed_widths(q));
-	best_s = fastest(allowed_speeds(fp) & allowed_speeds(q));
+	link_rate_best(&a, &b, &best_w, &best_s);
 	want_w = pp->width > best_w ? pp->width : best_w;
 	want_s = pp->speed > best_s ? pp->speed : best_s;
 	if (w >= want_w && s >= want_s)

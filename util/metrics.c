@@ -17,6 +17,13 @@ void metrics_init(struct metrics *m)
 	memset(m, 0, sizeof(*m));
 }
 
+void metrics_drop_text(struct metrics *m)
+{
+	m->len = 0;
+	if (m->buf)
+		m->buf[0] = 0;
+}
+
 void metrics_free(struct metrics *m)
 {
 	free(m->buf);

@@ -73,6 +73,11 @@ const struct metrics_label *metrics_port_labels(struct metrics_port_labels *pl,
 						uint64_t node_guid, unsigned int port,
 						const char *node_desc);
 
+/*
+ * Forget the text written so far (it was sent) but not the families: an
+ * answer written in pieces goes on with the same rules (no family twice)
+ */
+void metrics_drop_text(struct metrics *m);
 /* The text so far (NUL-terminated; "" when empty), or NULL after an allocation failure */
 const char *metrics_text(const struct metrics *m);
 size_t metrics_len(const struct metrics *m);

@@ -1,8 +1,9 @@
 #!/bin/bash
 # smd is valgrind-clean through a whole bring-up, a lossy re-sweep, and as
-# a daemon through standby polling, a failover and a route repair, and
-# stopped by SIGTERM in the middle of a sweep (the simulator shim's own
-# errors are suppressed: tests/umad2sim.supp).
+# a daemon through standby polling, a failover, a route repair and counter
+# sweeps of the performance manager, and stopped by SIGTERM in the middle
+# of a sweep (the simulator shim's own errors are suppressed:
+# tests/umad2sim.supp).
 . "$(dirname "$0")/common.sh"
 command -v valgrind >/dev/null || { echo "valgrind not installed"; exit 77; }
 if grep -q __asan_init "$SMD"; then
@@ -31,7 +32,8 @@ check grep -q "subnet UP" "$tmp/run2"
 # The daemon as a standby, then master after a failover (smd/sm.c)
 sim_console "Error \"$first\" 0"
 printf 'sm_priority = 9\nsweep_interval = 0\n' >"$tmp/conf.m"
-printf 'sweep_interval = 0\nsm_poll_interval = 1\n' >"$tmp/conf.s"
+# The standby, once master, also reads the ports' counters (smd/perf.c, mad/gmp.c, smd/health.c)
+printf 'sweep_interval = 0\nsm_poll_interval = 1\nperf_interval = 1\n' >"$tmp/conf.s"
 mkdir "$tmp/m" "$tmp/s"
 (cd "$tmp/m" && exec env LD_PRELOAD="$SIM_PRELOAD" RUNTIME_DIRECTORY="$PWD" "$SMD" \
 	--config ../conf.m --db m.db >out 2>&1) &
@@ -62,6 +64,16 @@ sim_console 'Unlink "rsw-001"[1]'
 check wait_for "$tmp/s/out" "routing (dfree, repaired)" 1
 check to "$tmp/rs2" "${ctl[@]}" resweep
 check to "$tmp/cr" "${ctl[@]}" check-routes
+# Two counter sweeps done as master (the performance manager, the health rules)
+perf_sweeps() {
+	env -u LD_PRELOAD "${SMCTL:-$top/ctl/smctl}" --socket "$tmp/s/control" --json health |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["counters"]["sweeps"])'
+}
+for _ in $(seq 600); do
+	[ "$(perf_sweeps 2>/dev/null || echo 0)" -ge 2 ] && break
+	sleep 0.1
+done
+check test "$(perf_sweeps)" -ge 2
 kill -TERM "$spid"
 rc=0
 wait "$spid" || rc=$?

@@ -1,9 +1,9 @@
 #!/bin/bash
 # etc/smd-dashboard.json, the Grafana dashboard: valid JSON, unique panel
 # ids, every query filtered by the $instance variable and naming only
-# series that exist: those the renderer writes (test_metrics --dump), the
-# exporter's own, and the per-port ones issue 20 names for the performance
-# manager (no data until it comes). It plots the sweep times, the SA's
+# series that exist: those the renderer writes (test_metrics --dump: the
+# per-port ones and the performance manager's included) and the
+# exporter's own. It plots the sweep times, the SA's
 # request rates and the ports' error rates. With promtool, every query
 # parses as PromQL. A copy with a misspelt series proves the check bites.
 set -u
@@ -13,23 +13,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$top_builddir/tests/unit/test_metrics" --dump "$tmp" || { echo "FAIL: test_metrics --dump"; exit 1; }
 cat "$tmp"/master.prom "$tmp"/starting.prom | sed -n 's/^# TYPE \([a-z_:]*\) .*/\1/p' | sort -u >"$tmp/known"
-# The exporter's own, and what the performance manager will add (issue 20)
+# The exporter's own
 cat >>"$tmp/known" <<'NAMES'
 smd_up
 smd_exporter_scrape_duration_seconds
-smd_port_symbol_errors_total
-smd_port_link_error_recovery_total
-smd_port_link_downed_total
-smd_port_rcv_errors_total
-smd_port_xmit_discards_total
-smd_port_xmit_wait_total
-smd_port_xmit_data_bytes_total
-smd_port_rcv_data_bytes_total
-smd_port_xmit_packets_total
-smd_port_rcv_packets_total
-smd_port_healthy
-smd_port_isolated
-smd_perf_sweep_duration_seconds
 NAMES
 
 cat >"$tmp/check.py" <<'PY'

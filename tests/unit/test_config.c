@@ -21,7 +21,7 @@
 static const char *const tries[] = {
 	"9", "1", "yes", "no", "0x10", "fe80:1::/64", "/tmp/smd-test-config", "mlx5_0:2",
 	"updn", "0:1", "0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7", "debug", "sa", "4096", "40",
-	"disable", "0",
+	"disable", "isolate", "0",
 };
 
 /* The value line of key in a printed configuration, or NULL */

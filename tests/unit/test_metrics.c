@@ -27,8 +27,13 @@
 #include "util/metrics.h"
 #include "util/utf8.h"
 
+/* What a node description off the wire may hold, and what the page gets of it */
+static const char hostile_desc[] = "a\"b\\c\nd\x01\x7f\xff\xc3\xa9 e}{=,";
+static const char hostile_want[] = "a\\\"b\\\\c\\nd??\xef\xbf\xbd\xc3\xa9 e}{=,";
+
 static struct sweep_result sweep;
 static char *man;		/* man/smd_exporter.8 */
+static struct status_port ports[3];
 
 enum kind { MASTER, STANDBY, STARTING, FAILED, NKINDS };
 static const char *const kind_name[NKINDS] = { "master", "standby", "starting", "failed" };
@@ -97,6 +102,33 @@ static void make_snapshot(struct status_snapshot *s, enum kind k)
 		.compared = k == MASTER || k == FAILED, .count = { 4, 1, 2, 3, 5 }, .total = 15,
 		.held = 2, .kept = 1,
 	};
+	/* Health: a master that read three ports, one isolated, one unhealthy */
+	if (k == STARTING)
+		return;
+	s->health = (struct status_health){
+		.perf_enabled = true, .perf_interval = 10, .perf_sweeps = k == MASTER ? 12 : 0,
+		.perf_last_seconds = 0.375, .perf_last_end = 1700000095, .perf_last_ports = 3,
+		.perf_last_read = 2, .perf_last_unanswered = 1, .gmps_sent = 777,
+		.gmps_timed_out = 7, .gmps_unanswered = 3, .bad_answers = 5, .bad_status = 4,
+		.clears = 8, .resets = 9, .saturations = 1, .action = "isolate", .window = 600,
+		.unhealthy = 2, .broken = { 1, 0, 1, 0 }, .became = { 3, 1, 2, 4 }, .isolated = 1,
+		.kept = 2, .reports = 6, .links_seen_down = 11,
+	};
+	if (k != MASTER)
+		return;
+	memset(ports, 0, sizeof(ports));
+	for (unsigned int i = 0; i < 3; i++) {
+		ports[i].guid = 0x0011750000000001ull + i;
+		ports[i].port = (uint8_t)(i + 1);
+		ports[i].healthy = i != 1;
+		ports[i].isolated = i == 1;
+		snprintf(ports[i].desc, sizeof(ports[i].desc), "sw-%u", i);
+		for (unsigned int c = 0; c < PERF_COUNTERS; c++)
+			ports[i].total[c] = 1000u * (i + 1) + c;
+	}
+	memcpy(ports[2].desc, hostile_desc, sizeof(hostile_desc));
+	s->ports = ports;
+	s->nports = 3;
 }
 
 static char *render(const struct status_snapshot *s, unsigned int *invalid)
@@ -448,6 +480,29 @@ static void test_values(void)
 	CHECK(value_of(t, "smd_cabling_mismatches{kind=\"unknown_node\"}") == 5);
 	CHECK(value_of(t, "smd_cabling_links_held") == 2);
 	CHECK(value_of(t, "smd_cabling_links_kept") == 1);
+	CHECK(value_of(t, "smd_perf_sweeps_total") == 12);
+	CHECK(value_of(t, "smd_perf_sweep_duration_seconds") == 0.375);
+	CHECK(value_of(t, "smd_perf_ports_unanswered") == 1);
+	CHECK(value_of(t, "smd_perf_gmps_total") == 777);
+	CHECK(value_of(t, "smd_perf_answers_dropped_total") == 5);
+	CHECK(value_of(t, "smd_health_unhealthy_ports{rule=\"symbol_errors\"}") == 1);
+	CHECK(value_of(t, "smd_health_unhealthy_ports{rule=\"link_downs\"}") == 0);
+	CHECK(value_of(t, "smd_health_unhealthy_total{rule=\"degraded\"}") == 4);
+	CHECK(value_of(t, "smd_health_isolated_links") == 1);
+	CHECK(value_of(t, "smd_health_kept_links") == 2);
+	/* Per port: running totals, data in bytes (the IBA counts 4-byte words), verdicts */
+	CHECK(value_of(t, "smd_port_symbol_errors_total{node_guid=\"0x0011750000000001\","
+		       "port=\"1\",node_desc=\"sw-0\"}") == 1000 + PERF_SYMBOL_ERRORS);
+	CHECK(value_of(t, "smd_port_xmit_data_bytes_total{node_guid=\"0x0011750000000002\","
+		       "port=\"2\",node_desc=\"sw-1\"}") == 4 * (2000 + PERF_XMIT_DATA));
+	CHECK(value_of(t, "smd_port_rcv_packets_total{node_guid=\"0x0011750000000002\","
+		       "port=\"2\",node_desc=\"sw-1\"}") == 2000 + PERF_RCV_PKTS);
+	CHECK(value_of(t, "smd_port_healthy{node_guid=\"0x0011750000000002\",port=\"2\","
+		       "node_desc=\"sw-1\"}") == 0);
+	CHECK(value_of(t, "smd_port_isolated{node_guid=\"0x0011750000000002\",port=\"2\","
+		       "node_desc=\"sw-1\"}") == 1);
+	CHECK(value_of(t, "smd_port_isolated{node_guid=\"0x0011750000000001\",port=\"1\","
+		       "node_desc=\"sw-0\"}") == 0);
 	free(t);
 	/* A refused plan shows; a standby that never compared has no mismatch series */
 	make_snapshot(&s, FAILED);
@@ -463,6 +518,10 @@ static void test_values(void)
 	CHECK(t && !strstr(t, "smd_mcast_"));
 	CHECK(t && value_of(t, "smd_cabling_plan_loaded") == 1);
 	CHECK(t && !strstr(t, "smd_cabling_mismatches"));
+	/* No counter sweep yet: no duration; no port read: no per-port family */
+	CHECK(t && !strstr(t, "smd_perf_sweep_duration_seconds"));
+	CHECK(t && value_of(t, "smd_perf_sweeps_total") == 0);
+	CHECK(t && !strstr(t, "smd_port_"));
 	free(t);
 	/* Before the first sweep: no sweep figures, no subnet, no SA counters */
 	make_snapshot(&s, STARTING);
@@ -476,9 +535,6 @@ static void test_values(void)
 	free(t);
 }
 
-/* What a node description off the wire may hold, and what the page gets of it */
-static const char hostile_desc[] = "a\"b\\c\nd\x01\x7f\xff\xc3\xa9 e}{=,";
-static const char hostile_want[] = "a\\\"b\\\\c\\nd??\xef\xbf\xbd\xc3\xa9 e}{=,";
 
 static void test_escaping(void)
 {
@@ -511,6 +567,65 @@ static void test_escaping(void)
 		page_free(&pg);
 	}
 	metrics_free(&m);
+}
+
+/*
+ * The answer written in pieces (control.c sends the per-port families as
+ * the reader takes them): whatever the piece size, the same page
+ */
+static void test_pieces(void)
+{
+	static struct status_port many[300];
+	struct status_snapshot s;
+	unsigned int invalid;
+	char *whole;
+
+	make_snapshot(&s, MASTER);
+	for (unsigned int i = 0; i < 300; i++) {
+		many[i] = ports[i % 3];
+		many[i].guid += (uint64_t)i << 8;
+	}
+	s.ports = many;
+	s.nports = 300;
+	whole = render(&s, &invalid);
+	CHECK(whole != NULL);
+	for (size_t piece = 1; whole && piece <= 1u << 20; piece *= 16) {
+		struct status_metrics_cursor c = { 0 };
+		struct metrics m;
+		size_t len = 0, cap = strlen(whole) + 1, pieces = 0;
+		char *out = malloc(cap);
+		bool done = false;
+		struct page pg;
+
+		metrics_init(&m);
+		status_metrics_head(&s, &m);
+		while (!done && out) {
+			const char *t;
+
+			done = status_metrics_ports(&s, &m, &c, piece);
+			t = metrics_text(&m);
+			if (!t || len + metrics_len(&m) >= cap)
+				break;
+			memcpy(out + len, t, metrics_len(&m));
+			len += metrics_len(&m);
+			metrics_drop_text(&m);
+			pieces++;
+		}
+		CHECK(done);
+		CHECK_EQ(m.invalid, 0);
+		if (out) {
+			out[len] = 0;
+			CHECK_MSG(!strcmp(out, whole), "pieces of %zu bytes make the page", piece);
+			CHECK_EQ(check_page(out, &pg, "pieces"), 0);
+			page_free(&pg);
+		}
+		/* Small pieces: many of them, each a sample or more */
+		if (piece == 1)
+			CHECK(pieces >= 300 * 11);
+		metrics_free(&m);
+		free(out);
+	}
+	free(whole);
 }
 
 /* What would break a page is refused, counted, and leaves no trace */
@@ -620,6 +735,7 @@ int main(int argc, char **argv)
 	RUN(test_format);
 	RUN(test_values);
 	RUN(test_escaping);
+	RUN(test_pieces);
 	RUN(test_refused);
 	RUN(test_reader);
 	free(man);

@@ -66,11 +66,11 @@ static void test_parse_ibnetdiscover(void)
 		sw = pnode(p, "S-0008f10400400010");
 		CHECK(sw && sw->guid == 0x8f10400400010ull && !strcmp(sw->desc, "sw1 spine"));
 		CHECK(sw && sw->nports == 12 && sw->type == NODE_TYPE_SWITCH);
-		CHECK(sw && sw->ports[2].width == 12 && sw->ports[2].speed == PLAN_SPEED_FDR);
-		CHECK(sw && sw->ports[3].width == 4 && sw->ports[3].speed == PLAN_SPEED_EDR);
+		CHECK(sw && sw->ports[2].width == 12 && sw->ports[2].speed == LINK_SPEED_FDR);
+		CHECK(sw && sw->ports[3].width == 4 && sw->ports[3].speed == LINK_SPEED_EDR);
 		ca = pnode(p, "H-0002c90300000200");
 		CHECK(ca && ca->type == NODE_TYPE_CA && !strcmp(ca->desc, "hostB mlx5_0"));
-		CHECK(ca && ca->ports[1].width == 1 && ca->ports[1].speed == PLAN_SPEED_SDR);
+		CHECK(ca && ca->ports[1].width == 1 && ca->ports[1].speed == LINK_SPEED_SDR);
 		CHECK(ca && ca->ports[1].peer != PLAN_NONE &&
 		      p->nodes[ca->ports[1].peer].id == sw->id && ca->ports[1].peer_port == 5);
 	}
@@ -88,7 +88,7 @@ static void test_parse_ibnetdiscover(void)
 		CHECK(sw && sw->ports[2].width == 0);
 		ca = pnode(p, "R-0006000000000001");
 		CHECK(ca && ca->type == NODE_TYPE_ROUTER && ca->guid == 0x6000000000001ull);
-		CHECK(ca && ca->ports[1].width == 4 && ca->ports[1].speed == PLAN_SPEED_FDR);
+		CHECK(ca && ca->ports[1].width == 4 && ca->ports[1].speed == LINK_SPEED_FDR);
 	}
 	plan_free(p);
 	free(text);
@@ -113,7 +113,7 @@ static void test_parse_ibsim(void)
 	CHECK_EQ(p->ncables, 2);
 	CHECK(!strcmp(pnode(p, "Hca1")->desc, "Hca1"));
 	CHECK_EQ(pnode(p, "Switch2")->ports[3].peer_port, 3);
-	CHECK_EQ(pnode(p, "Switch2")->ports[3].speed, PLAN_SPEED_QDR);
+	CHECK_EQ(pnode(p, "Switch2")->ports[3].speed, LINK_SPEED_QDR);
 	CHECK(!pnode(p, "Switch2")->ports[3].stated);
 	CHECK_EQ(pnode(p, "Hca1")->ports[1].peer_port, 1);
 	plan_free(p);

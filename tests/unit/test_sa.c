@@ -3017,6 +3017,39 @@ static void test_inform(void)
 		CHECK_EQ(nsent, 0);
 	}
 
+	/*
+	 * Trap 129 (local link integrity threshold reached, IBA 14.2.5.1) for
+	 * an unhealthy port, as the port's node issues it: urgent, producer
+	 * the node's type, issuer its LID, LIDADDR and PORTNO in the details
+	 */
+	{
+		struct fab_port *sw = h3->peer, *ep = &sw->node->ports[0];
+
+		nsent = 0;
+		CHECK_EQ(sa_report_port_trap(sa, 129, sw->node->guid, sw->num), 1);
+		CHECK_EQ(reports(129, &no, &dlid, NULL), 1);
+		CHECK_EQ(dlid, h2->lid);
+		CHECK_EQ(no.type, NOTICE_TYPE_URGENT);
+		CHECK_EQ(no.producer, NODE_TYPE_SWITCH);
+		CHECK_EQ(no.issuer_lid, ep->lid);
+		CHECK_EQ(wire_bits_get(no.details, 16, 16), ep->lid);
+		CHECK_EQ(wire_bits_get(no.details, 32, 8), sw->num);
+		gid_encode(env.subnet_prefix, ep->guid, gid);
+		CHECK(!memcmp(no.issuer_gid, gid, 16));
+		/* A CA port: its own LID */
+		nsent = 0;
+		CHECK_EQ(sa_report_port_trap(sa, 129, h3->node->guid, h3->num), 1);
+		CHECK_EQ(reports(129, &no, NULL, NULL), 1);
+		CHECK_EQ(no.issuer_lid, h3->lid);
+		CHECK_EQ(no.producer, NODE_TYPE_CA);
+		/* A port smd does not know: nothing */
+		nsent = 0;
+		CHECK_EQ(sa_report_port_trap(sa, 129, 0x1234, 1), 0);
+		CHECK_EQ(sa_report_port_trap(sa, 129, sw->node->guid, 0), 0);
+		CHECK_EQ(nsent, 0);
+		CHECK_EQ(sa_inform_stats(sa)->port_traps, 2);
+	}
+
 	/* Unsubscribed: no more Reports to h1 */
 	ii.subscribe = 0;
 	ii.trap_num = 65;

@@ -136,6 +136,12 @@ static void make_snapshot(struct status_snapshot *s, bool standby)
 		.nodes = 36, .cables = 48, .enforce = true, .compared = true, .sweep = 7,
 		.count = { 4, 1, 2, 1, 1 }, .total = 9, .held = 2, .kept = 1,
 	};
+	s->health = (struct status_health){
+		.perf_enabled = true, .perf_interval = 10, .perf_sweeps = 3, .perf_last_seconds = 0.5,
+		.perf_last_end = 1990, .perf_last_ports = 80, .perf_last_read = 79,
+		.perf_last_unanswered = 1, .action = "isolate", .window = 600, .unhealthy = 2,
+		.broken = { 1, 1, 0, 0 }, .became = { 1, 1, 0, 0 }, .isolated = 1, .kept = 1,
+	};
 }
 
 static char *render_json(const struct status_snapshot *s)

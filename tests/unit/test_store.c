@@ -928,6 +928,106 @@ static int mc_stop(void *ctx, const struct store_mcast *g)
 }
 
 /* Multicast groups: kept by MGID, replaced and deleted, read back in MLID order */
+/* Fabric health (schema 7): isolated links kept by port, and a bounded event history */
+struct iso_rows {
+	struct store_isolated v[8];
+	int n;
+};
+
+static int iso_collect(void *ctx, const struct store_isolated *v)
+{
+	struct iso_rows *r = ctx;
+
+	if (r->n < 8)
+		r->v[r->n] = *v;
+	r->n++;
+	return 0;
+}
+
+struct pev_rows {
+	struct store_perf_event first, last;
+	int n;
+};
+
+static int pev_collect(void *ctx, const struct store_perf_event *v)
+{
+	struct pev_rows *r = ctx;
+
+	if (!r->n)
+		r->first = *v;
+	r->last = *v;
+	r->n++;
+	return 0;
+}
+
+static void test_health(void)
+{
+	const char *db = path_of("health.db");
+	struct store *s = NULL;
+	struct store_isolated v[2] = { 0 };
+	struct iso_rows rows = { 0 };
+	struct store_perf_event ev[30];
+	struct pev_rows pr = { 0 };
+
+	CHECK_EQ(store_open(db, 0, &s), 0);
+	v[0] = (struct store_isolated){ .node_guid = 0x8002c90300000001ull, .port = 3,
+					 .since = 1700000000, .rule = "symbol_errors",
+					 .reason = "5000 in 600 s", .present = 1 };
+	v[1] = (struct store_isolated){ .node_guid = 0x0002c90300000002ull, .port = 254,
+					 .since = 1700000100, .rule = "link_downs", .present = 1 };
+	CHECK_EQ(store_isolated_save(s, v, 2, 1700000200), 0);
+	CHECK_EQ(store_foreach_isolated(s, iso_collect, &rows), 0);
+	CHECK_EQ(rows.n, 2);
+	CHECK(rows.v[0].node_guid == v[0].node_guid && rows.v[0].port == 3);
+	CHECK_EQ(rows.v[0].since, 1700000000);
+	CHECK(!strcmp(rows.v[0].rule, "symbol_errors") && !strcmp(rows.v[0].reason, "5000 in 600 s"));
+	CHECK_EQ(rows.v[1].port, 254);
+	/* Saved again: the reason changes, since stays; present 0 deletes */
+	snprintf(v[0].reason, sizeof(v[0].reason), "6000 in 600 s");
+	v[0].since = 1800000000;
+	v[1].present = 0;
+	CHECK_EQ(store_isolated_save(s, v, 2, 1700000300), 0);
+	rows.n = 0;
+	CHECK_EQ(store_foreach_isolated(s, iso_collect, &rows), 0);
+	CHECK_EQ(rows.n, 1);
+	CHECK_EQ(rows.v[0].since, 1700000000);
+	CHECK(!strcmp(rows.v[0].reason, "6000 in 600 s"));
+	/* Port 0 or 255 is no port a link has */
+	v[0].port = 0;
+	CHECK_EQ(store_isolated_save(s, v, 1, 1700000300), -EINVAL);
+	/* Events: added, then only the newest kept */
+	for (int i = 0; i < 30; i++) {
+		memset(&ev[i], 0, sizeof(ev[i]));
+		ev[i].time = 1700000000 + i;
+		ev[i].node_guid = 0xfffffffffffffff0ull + (uint64_t)(i % 4);
+		ev[i].port = (uint8_t)(1 + i % 3);
+		snprintf(ev[i].kind, sizeof(ev[i].kind), "symbol_errors");
+		ev[i].count = (uint64_t)i;
+		ev[i].total = 1000 + (uint64_t)i;
+		snprintf(ev[i].detail, sizeof(ev[i].detail), "event %d", i);
+	}
+	CHECK_EQ(store_perf_events_add(s, ev, 20, 100), 0);
+	CHECK_EQ(store_perf_events_add(s, ev + 20, 10, 12), 0);
+	CHECK_EQ(store_foreach_perf_event(s, 1000, pev_collect, &pr), 0);
+	CHECK_EQ(pr.n, 12);
+	CHECK_EQ(pr.first.time, 1700000018);
+	CHECK_EQ(pr.last.time, 1700000029);
+	CHECK(pr.last.node_guid == ev[29].node_guid && pr.last.port == ev[29].port);
+	CHECK_EQ(pr.last.total, 1029);
+	CHECK(!strcmp(pr.last.detail, "event 29"));
+	pr.n = 0;
+	CHECK_EQ(store_foreach_perf_event(s, 3, pev_collect, &pr), 0);
+	CHECK_EQ(pr.n, 3);
+	CHECK_EQ(pr.first.time, 1700000027);
+	store_close(s);
+	/* Kept across a reopen */
+	rows.n = 0;
+	CHECK_EQ(store_open(db, 1, &s), 0);
+	CHECK_EQ(store_foreach_isolated(s, iso_collect, &rows), 0);
+	CHECK_EQ(rows.n, 1);
+	store_close(s);
+}
+
 static void test_mcast_groups(void)
 {
 	const char *db = path_of("mcast.db");
@@ -1565,6 +1665,7 @@ int main(void)
 	RUN(test_services);
 	RUN(test_mcast_groups);
 	RUN(test_partitions);
+	RUN(test_health);
 	rm_tmpdir();
 	return unit_report();
 }

@@ -1048,6 +1048,69 @@ static void test_unsolicited(void)
 	fake_fini(&f);
 }
 
+/* Another layer's class (GMPs of the performance manager): all of it goes to its handler */
+struct class_rx {
+	int calls, last_status;
+	uint8_t last_class, last_method;
+};
+
+static void on_class(void *arg, const uint8_t *mad, size_t len, int send_status)
+{
+	struct class_rx *c = arg;
+
+	c->calls++;
+	c->last_status = send_status;
+	c->last_class = len >= 2 ? mad[1] : 0;
+	c->last_method = len >= 4 ? mad[3] : 0;
+}
+
+static void test_class_handler(void)
+{
+	static struct results res;
+	struct class_rx c = { 0 };
+	struct unsol u = { 0 };
+	uint8_t m[MAD_SIZE] = { 0 };
+	struct fake f;
+	struct txn *t;
+
+	memset(&res, 0, sizeof(res));
+	fake_init(&f, FAKE_SILENT);
+	t = new_txn(&f, 4, 60000, 0);
+	txn_set_unsolicited(t, on_unsolicited, &u);
+	txn_set_class_handler(t, MAD_CLASS_PERF, on_class, &c);
+	submit(t, &res, 0, SMP_ATTR_NODE_INFO);
+	CHECK_EQ(txn_dispatch(t), 0);
+	/* A PMA's answer, with our SMP's TID even: the class decides */
+	m[0] = 1;
+	m[1] = MAD_CLASS_PERF;
+	m[2] = 1;
+	m[3] = MAD_METHOD_GET_RESP;
+	memcpy(m + 8, f.sent[0].mad + 8, 8);
+	fake_push(&f, m, MAD_SIZE, 0);
+	/* A request of that class given back by the transport */
+	m[3] = MAD_METHOD_GET;
+	fake_push(&f, m, MAD_SIZE, 110);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(c.calls, 2);
+	CHECK_EQ(c.last_status, 110);
+	CHECK_EQ(c.last_class, MAD_CLASS_PERF);
+	CHECK_EQ(u.calls, 0);
+	CHECK_EQ(txn_stats(t)->passed, 2);
+	CHECK_EQ(txn_stats(t)->unmatched, 0);
+	CHECK_EQ(res.completed, 0);
+	/* Other classes as before: an SA request is unsolicited, the SMP answer completes */
+	m[1] = MAD_CLASS_SA;
+	m[2] = 2;
+	fake_push(&f, m, MAD_SIZE, 0);
+	fake_answer(&f, 0, 0);
+	CHECK_EQ(txn_dispatch(t), 0);
+	CHECK_EQ(u.calls, 1);
+	CHECK_EQ(c.calls, 2);
+	CHECK_EQ(res.completed, 1);
+	txn_free(t);
+	fake_fini(&f);
+}
+
 /* ---- re-entrancy: callbacks that submit ---- */
 
 struct chain {
@@ -1979,6 +2042,7 @@ int main(void)
 	RUN(test_send_status);
 	RUN(test_bad_status);
 	RUN(test_unsolicited);
+	RUN(test_class_handler);
 	RUN(test_reentrancy);
 	RUN(test_unencodable);
 	RUN(test_cancel);

@@ -13,6 +13,7 @@
 
 #include <infiniband/mad.h>
 
+#include "mad/pma.h"
 #include "mad/sa_codec.h"
 #include "mad/wire.h"
 #include "tests/unit/unit.h"
@@ -191,6 +192,53 @@ static const struct field node_fields[] = {
 	F(node_info, revision, 32, IB_NODE_REVISION_F),
 	F(node_info, local_port, 8, IB_NODE_LOCAL_PORT_F),
 	F(node_info, vendor_id, 24, IB_NODE_VENDORID_F),
+};
+
+/* PMA ClassPortInfo (IBA 13.4.8.1), the part smd reads */
+static const struct field cpi_fields[] = {
+	F(pma_class_port_info, base_version, 8, IB_CPI_BASEVER_F),
+	F(pma_class_port_info, class_version, 8, IB_CPI_CLASSVER_F),
+	F(pma_class_port_info, cap_mask, 16, IB_CPI_CAPMASK_F),
+	F(pma_class_port_info, cap_mask2, 27, IB_CPI_CAPMASK2_F),
+	F(pma_class_port_info, resp_time_value, 5, IB_CPI_RESP_TIME_VALUE_F),
+};
+
+/* PortCounters, IBA 16.1.3.5 */
+static const struct field pc_fields[] = {
+	F(pma_port_counters, port_select, 8, IB_PC_PORT_SELECT_F),
+	F(pma_port_counters, counter_select, 16, IB_PC_COUNTER_SELECT_F),
+	F(pma_port_counters, symbol_errors, 16, IB_PC_ERR_SYM_F),
+	F(pma_port_counters, link_error_recovery, 8, IB_PC_LINK_RECOVERS_F),
+	F(pma_port_counters, link_downed, 8, IB_PC_LINK_DOWNED_F),
+	F(pma_port_counters, rcv_errors, 16, IB_PC_ERR_RCV_F),
+	F(pma_port_counters, rcv_remote_phys_errors, 16, IB_PC_ERR_PHYSRCV_F),
+	F(pma_port_counters, rcv_switch_relay_errors, 16, IB_PC_ERR_SWITCH_REL_F),
+	F(pma_port_counters, xmit_discards, 16, IB_PC_XMT_DISCARDS_F),
+	F(pma_port_counters, xmit_constraint_errors, 8, IB_PC_ERR_XMTCONSTR_F),
+	F(pma_port_counters, rcv_constraint_errors, 8, IB_PC_ERR_RCVCONSTR_F),
+	F(pma_port_counters, counter_select2, 8, IB_PC_COUNTER_SELECT2_F),
+	F(pma_port_counters, local_link_integrity_errors, 4, IB_PC_ERR_LOCALINTEG_F),
+	F(pma_port_counters, excessive_buffer_overrun_errors, 4, IB_PC_ERR_EXCESS_OVR_F),
+	F(pma_port_counters, vl15_dropped, 16, IB_PC_VL15_DROPPED_F),
+	F(pma_port_counters, xmit_data, 32, IB_PC_XMT_BYTES_F),
+	F(pma_port_counters, rcv_data, 32, IB_PC_RCV_BYTES_F),
+	F(pma_port_counters, xmit_pkts, 32, IB_PC_XMT_PKTS_F),
+	F(pma_port_counters, rcv_pkts, 32, IB_PC_RCV_PKTS_F),
+	F(pma_port_counters, xmit_wait, 32, IB_PC_XMT_WAIT_F),
+};
+
+/* PortCountersExtended, IBA 16.1.4.11 */
+static const struct field pce_fields[] = {
+	F(pma_port_counters_ext, port_select, 8, IB_PC_EXT_PORT_SELECT_F),
+	F(pma_port_counters_ext, counter_select, 16, IB_PC_EXT_COUNTER_SELECT_F),
+	F(pma_port_counters_ext, xmit_data, 64, IB_PC_EXT_XMT_BYTES_F),
+	F(pma_port_counters_ext, rcv_data, 64, IB_PC_EXT_RCV_BYTES_F),
+	F(pma_port_counters_ext, xmit_pkts, 64, IB_PC_EXT_XMT_PKTS_F),
+	F(pma_port_counters_ext, rcv_pkts, 64, IB_PC_EXT_RCV_PKTS_F),
+	F(pma_port_counters_ext, unicast_xmit_pkts, 64, IB_PC_EXT_XMT_UPKTS_F),
+	F(pma_port_counters_ext, unicast_rcv_pkts, 64, IB_PC_EXT_RCV_UPKTS_F),
+	F(pma_port_counters_ext, multicast_xmit_pkts, 64, IB_PC_EXT_XMT_MPKTS_F),
+	F(pma_port_counters_ext, multicast_rcv_pkts, 64, IB_PC_EXT_RCV_MPKTS_F),
 };
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -1737,6 +1785,151 @@ static void test_bad_mkey_notice(void)
 	CHECK_EQ(notice_bad_mkey_decode(mad, 200, &n), -EBADMSG);
 }
 
+/*
+ * The PMA attributes against libibmad's field tables (perfquery's): our
+ * encoder against a buffer mad_set_field built, our decoder against
+ * mad_get_field on random bytes, one field at a time with nothing
+ * spilling into a neighbour. Offsets are into the data (MAD byte 64).
+ */
+struct pma_codec {
+	const char *what;
+	const struct field *f;
+	size_t nf, size;
+	void (*enc)(const void *s, uint8_t *d);
+	void (*dec)(const uint8_t *d, void *s);
+};
+
+static void enc_cpi(const void *s, uint8_t *d) { pma_cpi_encode(s, d); }
+static void dec_cpi(const uint8_t *d, void *s) { pma_cpi_decode(d, s); }
+static void enc_pc(const void *s, uint8_t *d) { pma_pc_encode(s, d); }
+static void dec_pc(const uint8_t *d, void *s) { pma_pc_decode(d, s); }
+static void enc_pce(const void *s, uint8_t *d) { pma_pce_encode(s, d); }
+static void dec_pce(const uint8_t *d, void *s) { pma_pce_decode(d, s); }
+
+static void check_pma_codec(const struct pma_codec *c)
+{
+	uint8_t buf[PMA_DATA_SIZE], ref[PMA_DATA_SIZE];
+	uint8_t a[128], b[128];
+
+	for (int it = 0; it < ITERS; it++) {
+		memset(a, 0, sizeof(a));
+		memset(ref, 0, sizeof(ref));
+		for (size_t i = 0; i < c->nf; i++) {
+			member_set(a, &c->f[i], rnd_bits(c->f[i].width));
+			ib_set(ref, &c->f[i], member_get(a, &c->f[i]));
+		}
+		memset(buf, 0xa5, sizeof(buf));
+		c->enc(a, buf);
+		check_bytes(c->what, buf, ref, sizeof(buf));
+		memset(b, 0x5a, sizeof(b));
+		c->dec(buf, b);
+		for (size_t i = 0; i < c->nf; i++)
+			check_field(c->what, &c->f[i], member_get(b, &c->f[i]),
+				    member_get(a, &c->f[i]));
+	}
+	for (int it = 0; it < ITERS; it++) {
+		rnd_fill(buf, sizeof(buf));
+		c->dec(buf, b);
+		for (size_t i = 0; i < c->nf; i++)
+			check_field(c->what, &c->f[i], member_get(b, &c->f[i]),
+				    ib_get(buf, &c->f[i]));
+	}
+	for (size_t i = 0; i < c->nf; i++) {
+		const struct field *f = &c->f[i];
+
+		memset(a, 0, sizeof(a));
+		member_set(a, f, rnd_bits(f->width) | 1 | (UINT64_C(1) << (f->width - 1)));
+		memset(ref, 0, sizeof(ref));
+		ib_set(ref, f, member_get(a, f));
+		c->enc(a, buf);
+		check_bytes(f->name, buf, ref, sizeof(buf));
+		c->dec(buf, b);
+		for (size_t j = 0; j < c->nf; j++)
+			check_field(f->name, &c->f[j], member_get(b, &c->f[j]),
+				    member_get(a, &c->f[j]));
+	}
+}
+
+static void test_pma_attributes(void)
+{
+	const struct pma_codec codecs[] = {
+		{ "ClassPortInfo", cpi_fields, NFIELDS(cpi_fields),
+		  sizeof(struct pma_class_port_info), enc_cpi, dec_cpi },
+		{ "PortCounters", pc_fields, NFIELDS(pc_fields), sizeof(struct pma_port_counters),
+		  enc_pc, dec_pc },
+		{ "PortCountersExtended", pce_fields, NFIELDS(pce_fields),
+		  sizeof(struct pma_port_counters_ext), enc_pce, dec_pce },
+	};
+	struct pma_port_counters pc = { 0 };
+	uint8_t d[PMA_DATA_SIZE];
+
+	for (size_t i = 0; i < NFIELDS(codecs); i++) {
+		CHECK(codecs[i].size <= 128);
+		check_pma_codec(&codecs[i]);
+	}
+	/* Known bytes: PortSelect byte 1, SymbolErrorCounter 4-5, PortXmitData 24-27 */
+	pc.port_select = 7;
+	pc.symbol_errors = 0x1234;
+	pc.xmit_data = 0xdeadbeef;
+	pma_pc_encode(&pc, d);
+	CHECK_EQ(d[1], 7);
+	CHECK_EQ(d[4], 0x12);
+	CHECK_EQ(d[5], 0x34);
+	CHECK_EQ(d[24], 0xde);
+	CHECK_EQ(d[27], 0xef);
+}
+
+/* The PerfMgt MAD: header bytes as libibmad reads them, data from byte 64, what is refused */
+static void test_pma_mad(void)
+{
+	struct pma_mad m, d, r;
+	uint8_t buf[MAD_SIZE];
+
+	pma_mad_init(&m, MAD_METHOD_GET, PMA_ATTR_PORT_COUNTERS, 0);
+	m.hdr.tid = UINT64_C(0x1122334455667788);
+	m.data[1] = 9;
+	CHECK_EQ(pma_mad_encode(&m, buf), 0);
+	CHECK_EQ(mad_get_field(buf, 0, IB_MAD_BASEVER_F), 1);
+	CHECK_EQ(mad_get_field(buf, 0, IB_MAD_MGMTCLASS_F), IB_PERFORMANCE_CLASS);
+	CHECK_EQ(mad_get_field(buf, 0, IB_MAD_CLASSVER_F), 1);
+	CHECK_EQ(mad_get_field(buf, 0, IB_MAD_METHOD_F), IB_MAD_METHOD_GET);
+	CHECK_EQ(mad_get_field(buf, 0, IB_MAD_ATTRID_F), IB_GSI_PORT_COUNTERS);
+	CHECK(mad_get_field64(buf, 0, IB_MAD_TRID_F) == m.hdr.tid);
+	CHECK_EQ(mad_get_field(buf + IB_PC_DATA_OFFS, 0, IB_PC_PORT_SELECT_F), 9);
+	CHECK_EQ(pma_mad_decode(buf, MAD_SIZE, &d), 0);
+	CHECK(d.hdr.tid == m.hdr.tid && d.hdr.attr_id == PMA_ATTR_PORT_COUNTERS);
+	CHECK_EQ(d.data[1], 9);
+	/* Wrong sizes, base version, class, class version */
+	CHECK_EQ(pma_mad_decode(buf, MAD_SIZE - 1, &d), -EBADMSG);
+	CHECK_EQ(pma_mad_decode(buf, 24, &d), -EBADMSG);
+	CHECK_EQ(pma_mad_decode(NULL, MAD_SIZE, &d), -EBADMSG);
+	buf[0] = 2;
+	CHECK_EQ(pma_mad_decode(buf, MAD_SIZE, &d), -EBADMSG);
+	buf[0] = 1;
+	buf[1] = MAD_CLASS_SA;
+	CHECK_EQ(pma_mad_decode(buf, MAD_SIZE, &d), -EBADMSG);
+	buf[1] = MAD_CLASS_PERF;
+	buf[2] = 2;
+	CHECK_EQ(pma_mad_decode(buf, MAD_SIZE, &d), -EBADMSG);
+	m.hdr.mgmt_class = MAD_CLASS_SA;
+	CHECK_EQ(pma_mad_encode(&m, buf), -EINVAL);
+	/* An answer: GetResp, same attribute and modifier, TID's low half */
+	pma_mad_init(&m, MAD_METHOD_GET, PMA_ATTR_PORT_COUNTERS_EXT, 0);
+	m.hdr.tid = UINT64_C(0xaaaa000012345678);
+	r = m;
+	r.hdr.method = MAD_METHOD_GET_RESP;
+	r.hdr.tid = UINT64_C(0x5555000012345678);
+	CHECK_EQ(pma_check_response(&m, &r), 0);
+	r.hdr.tid++;
+	CHECK_EQ(pma_check_response(&m, &r), -EPROTO);
+	r.hdr.tid--;
+	r.hdr.attr_id = PMA_ATTR_PORT_COUNTERS;
+	CHECK_EQ(pma_check_response(&m, &r), -EPROTO);
+	r.hdr.attr_id = PMA_ATTR_PORT_COUNTERS_EXT;
+	r.hdr.method = MAD_METHOD_GET;
+	CHECK_EQ(pma_check_response(&m, &r), -EPROTO);
+}
+
 int main(void)
 {
 	RUN(test_bits);
@@ -1763,5 +1956,7 @@ int main(void)
 	RUN(test_sa_codec_vs_mask);
 	RUN(test_guid_block);
 	RUN(test_bad_mkey_notice);
+	RUN(test_pma_attributes);
+	RUN(test_pma_mad);
 	return unit_report();
 }
