@@ -491,6 +491,7 @@ struct health_isolation *health_isolations_wanted(struct smd *smd, size_t *n)
 void health_isolation_verdicts(struct smd *smd, const struct health_isolation *v, size_t n)
 {
 	struct health *h = smd->health;
+	struct perf_stats ps;
 	char peer[96];
 
 	for (size_t i = 0; i < n; i++) {
@@ -519,8 +520,10 @@ void health_isolation_verdicts(struct smd *smd, const struct health_isolation *v
 		snprintf(peer, sizeof(peer), "0x%016" PRIx64 " port %u", o->peer_guid, o->peer_port);
 		switch (o->verdict) {
 		case HEALTH_ISO_APPLIED:
+			perf_stats_get(smd, &ps);
 			log_notice("health: the link of %s to %s is out of service: no route crosses "
-				   "it (%s)", lbl, peer, o->reason);
+				   "it (%s; after counter sweep %" PRIu64 ")", lbl, peer, o->reason,
+				   ps.sweeps);
 			break;
 		case HEALTH_ISO_SPLIT:
 			log_warn("health: the link of %s stays in use: the fabric would split "
