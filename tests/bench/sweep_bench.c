@@ -3,7 +3,7 @@
  * sweep_bench: the CPU parts of a heavy sweep, in memory, each timed.
  *
  *   sweep_bench [--engines LIST] [--vls N] [--db FILE] [--saves N]
- *               [--no-index] [--repeat N] NETFILE
+ *               [--no-index] [--repeat N] [--threads N] NETFILE
  *
  * The fabric (ibnetdiscover format, tests/gen/topogen.py) is discovered
  * against tests/unit/fakefab as smd would (untimed), then, as a sweep does
@@ -12,6 +12,8 @@
  * model (sa_index_build) and, with --db, the sweep saved --saves times
  * (default 2: the first save of a new fabric, then a later save of the
  * same one). --repeat N runs routing N times and keeps the fastest.
+ * --threads N: threads the parallel parts use (default: the CPUs this
+ * process may run on; util/par.h).
  * One line of "key value" pairs goes to stdout: wall and CPU seconds of
  * each part, and a digest of every LFT (FNV-1a over switches by GUID
  * order of discovery), which must not depend on how the work is spread.
@@ -31,6 +33,7 @@
 #include "tests/unit/fakefab.h"
 #include "topo/lid.h"
 #include "topo/route.h"
+#include "util/par.h"
 
 static double now(clockid_t clk)
 {
@@ -106,7 +109,7 @@ static uint64_t lft_digest(const struct fabric *f)
 static void usage(void)
 {
 	fprintf(stderr, "usage: sweep_bench [--engines LIST] [--vls N] [--db FILE] [--saves N] "
-		"[--no-index] [--repeat N] NETFILE\n");
+		"[--no-index] [--repeat N] [--threads N] NETFILE\n");
 	exit(2);
 }
 
@@ -139,6 +142,8 @@ int main(int argc, char **argv)
 			saves = (unsigned int)atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
 			repeat = (unsigned int)atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			par_set_threads((unsigned int)atoi(argv[++i]));
 		else if (!strcmp(argv[i], "--no-index"))
 			index = false;
 		else if (argv[i][0] == '-' || net)
@@ -185,9 +190,9 @@ int main(int argc, char **argv)
 		if (att[used].verify_s < verify_s)
 			verify_s = att[used].verify_s;
 	}
-	printf("fabric %s switches %zu lids %u lids_s %.3f engine %s route_s %.3f route_cpu %.3f "
+	printf("threads %u fabric %s switches %zu lids %u lids_s %.3f engine %s route_s %.3f route_cpu %.3f "
 	       "compute_s %.3f verify_s %.3f max_link %u acyclic %d lft_digest %016llx",
-	       net, f->nswitches, st.lids, t_lids.wall, att[used].name, t_route.wall, t_route.cpu,
+	       par_threads(), net, f->nswitches, st.lids, t_lids.wall, att[used].name, t_route.wall, t_route.cpu,
 	       compute_s, verify_s, chk.max_link_routes, chk.acyclic,
 	       (unsigned long long)lft_digest(f));
 	if (index) {
