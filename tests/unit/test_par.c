@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,46 @@ static void scramble(struct fabric *f, unsigned int seed)
 	}
 }
 
+/* ---- the route verifier (topo/route_check.c): LIDs spread over threads ---- */
+
+static void check_verifier(const struct fabric *f, const struct route_result *res, const char *what)
+{
+	static const unsigned int threads[] = { 3, PAR_MAX };
+	struct route_check one, many;
+
+	par_set_threads(1);
+	CHECK_EQ(route_check(f, res, &one), 0);
+	CHECK_MSG(one.pairs > 0, "%s: the verifier checked no pair", what);
+	for (size_t t = 0; t < sizeof(threads) / sizeof(threads[0]); t++) {
+		par_set_threads(threads[t]);
+		CHECK_EQ(route_check(f, res, &many), 0);
+		CHECK_MSG(one.pairs == many.pairs && one.disconnected == many.disconnected &&
+			  one.unreachable == many.unreachable && one.loops == many.loops &&
+			  one.bad_vl == many.bad_vl && one.dependencies == many.dependencies &&
+			  one.vls_used == many.vls_used && one.max_hops == many.max_hops &&
+			  one.acyclic == many.acyclic && one.cycle_guid == many.cycle_guid &&
+			  one.cycle_port == many.cycle_port && one.cycle_vl == many.cycle_vl &&
+			  one.cycle_len == many.cycle_len &&
+			  one.max_link_routes == many.max_link_routes &&
+			  one.mean_link_routes == many.mean_link_routes,
+			  "%s, %u threads: the verifier says otherwise than with one (pairs %llu/%llu, "
+			  "unreachable %llu/%llu, loops %llu/%llu, edges %llu/%llu, hops %u/%u, "
+			  "acyclic %d/%d, cycle %u/%u, busiest link %u/%u)", what, threads[t],
+			  (unsigned long long)one.pairs, (unsigned long long)many.pairs,
+			  (unsigned long long)one.unreachable, (unsigned long long)many.unreachable,
+			  (unsigned long long)one.loops, (unsigned long long)many.loops,
+			  (unsigned long long)one.dependencies, (unsigned long long)many.dependencies,
+			  one.max_hops, many.max_hops, one.acyclic, many.acyclic, one.cycle_len,
+			  many.cycle_len, one.max_link_routes, many.max_link_routes);
+		printf("  %-30s verifier, %u threads: %llu pairs, %llu unreachable, %llu in loops, "
+		       "%llu edges, %s, busiest link %u\n", what, threads[t],
+		       (unsigned long long)many.pairs, (unsigned long long)many.unreachable,
+		       (unsigned long long)many.loops, (unsigned long long)many.dependencies,
+		       many.acyclic ? "acyclic" : "cyclic", many.max_link_routes);
+	}
+	par_set_threads(0);
+}
+
 static void check_file(const char *path)
 {
 	const char *base = strrchr(path, '/');
@@ -240,6 +281,8 @@ static void check_file(const char *path)
 	struct disc_stats ds;
 	struct lid_stats ls;
 	struct route_stats st;
+	struct route_opts opts = { 0 };
+	struct route_result *res = NULL;
 	char what[96];
 
 	base = base ? base + 1 : path;
@@ -247,12 +290,23 @@ static void check_file(const char *path)
 	CHECK_EQ(fabric_new(&f), 0);
 	CHECK_EQ(ff_discover(&ff, f, &ds), 0);
 	CHECK_EQ(lid_assign(f, 0, NULL, NULL, &ls), 0);
-	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &st, NULL), 0);
+	/* Layered routes over 4 VLs where they fit: SLs, SL-to-VL tables, VLs above 0 */
+	opts.max_vls = 4;
+	if (route_compute(route_engine_find("layered"), f, &opts, &st, &res) == 0) {
+		snprintf(what, sizeof(what), "%s layered over %u VLs", base, route_vls_used(res));
+		check_verifier(f, res, what);
+	}
+	route_result_free(res);
+	res = NULL;
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &st, &res), 0);
 	snprintf(what, sizeof(what), "%s routed", base);
 	check_paths(f, what);
+	check_verifier(f, res, what);
 	scramble(f, 7);
 	snprintf(what, sizeof(what), "%s scrambled", base);
 	check_paths(f, what);
+	check_verifier(f, res, what);
+	route_result_free(res);
 	fabric_free(f);
 	ff_free(&ff);
 }
