@@ -163,17 +163,75 @@ static uint64_t port_guid_of(const struct fab_port *p)
 	return p->guid;
 }
 
+/* A port row as saved before: whether present, its state */
+struct old_port {
+	uint64_t node;
+	int num, present, state;
+};
+
+static int cmp_old_port(const void *a, const void *b)
+{
+	const struct old_port *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->num > y->num) - (x->num < y->num);
+}
+
+/* Every port row, by (node, port): one scan instead of a query per port */
+static int old_ports(struct save *sv, struct old_port **out, size_t *n)
+{
+	struct old_port *v = NULL;
+	size_t len = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE, r;
+
+	r = store_prep(sv->s, "SELECT node_guid, num, present, state FROM port", &st);
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct old_port *a = realloc(v, ncap * sizeof(*a));
+
+			if (!a) {
+				r = -ENOMEM;
+				break;
+			}
+			v = a;
+			cap = ncap;
+		}
+		v[len].node = store_col_guid(st, 0);
+		v[len].num = sqlite3_column_int(st, 1);
+		v[len].present = sqlite3_column_int(st, 2);
+		v[len].state = sqlite3_column_int(st, 3);
+		len++;
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(sv->s, rc, "reading ports");
+	sqlite3_finalize(st);
+	if (r) {
+		free(v);
+		return r;
+	}
+	if (v)
+		qsort(v, len, sizeof(*v), cmp_old_port);
+	*out = v;
+	*n = len;
+	return 0;
+}
+
 static int save_ports(struct save *sv)
 {
 	const struct fabric *f = sv->f;
-	sqlite3_stmt *get = NULL, *put = NULL, *swp = NULL;
+	sqlite3_stmt *put = NULL, *swp = NULL;
+	struct old_port *old = NULL;
+	size_t nold = 0;
 	uint32_t *load;
 	int r;
 
 	load = calloc(256, sizeof(*load));
 	if (!load)
 		return -ENOMEM;
-	r = store_prep(sv->s, "SELECT present, state FROM port WHERE node_guid = ? AND num = ?", &get);
+	r = old_ports(sv, &old, &nold);
 	if (!r)
 		r = store_prep(sv->s,
 			 "INSERT INTO port (node_guid, num, guid, lid, lmc, state, phys_state,"
@@ -205,8 +263,9 @@ static int save_ports(struct save *sv)
 			const struct fab_port *p = &n->ports[pn];
 			const struct port_info *pi = &p->pi;
 			uint32_t lids = n->type == NODE_TYPE_SWITCH ? load[pn] : 0;
+			struct old_port key = { .node = n->guid, .num = (int)pn }, *had;
 			bool present = false;
-			int old_state = 0, rc;
+			int old_state = 0;
 
 			if (!p->pi_valid)
 				continue;
@@ -214,18 +273,11 @@ static int save_ports(struct save *sv)
 				used++;
 				most = lids > most ? lids : most;
 			}
-			sqlite3_bind_int64(get, 1, (sqlite3_int64)n->guid);
-			sqlite3_bind_int(get, 2, (int)pn);
-			rc = sqlite3_step(get);
-			if (rc == SQLITE_ROW) {
-				present = sqlite3_column_int(get, 0);
-				old_state = sqlite3_column_int(get, 1);
-			} else if (rc != SQLITE_DONE) {
-				r = store_fail(sv->s, rc, "reading a port");
+			had = old ? bsearch(&key, old, nold, sizeof(*old), cmp_old_port) : NULL;
+			if (had) {
+				present = had->present;
+				old_state = had->state;
 			}
-			sqlite3_reset(get);
-			if (r)
-				break;
 			if (!present && !sv->fresh[n->idx]) {
 				struct ev e = EV("port_appeared");
 
@@ -286,7 +338,7 @@ static int save_ports(struct save *sv)
 		r = store_run(sv->s, swp, "saving a switch");
 	}
 	free(load);
-	sqlite3_finalize(get);
+	free(old);
 	sqlite3_finalize(put);
 	sqlite3_finalize(swp);
 	return r;
