@@ -280,7 +280,7 @@ static void check_file(const char *path)
 	struct fabric *f = NULL;
 	struct disc_stats ds;
 	struct lid_stats ls;
-	struct route_stats st;
+	struct route_stats st, st1;
 	struct route_opts opts = { 0 };
 	struct route_result *res = NULL;
 	char what[96];
@@ -298,7 +298,23 @@ static void check_file(const char *path)
 	}
 	route_result_free(res);
 	res = NULL;
+	/* The engine's statistics (rt_post_stats) with one thread and several */
+	par_set_threads(1);
+	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &st1, &res), 0);
+	route_result_free(res);
+	res = NULL;
+	par_set_threads(3);
 	CHECK_EQ(route_compute(route_engine_find("dfree"), f, NULL, &st, &res), 0);
+	par_set_threads(0);
+	CHECK_MSG(st.lids == st1.lids && st.unreachable == st1.unreachable &&
+		  st.max_hops == st1.max_hops && st.max_port_load == st1.max_port_load &&
+		  st.mean_port_load == st1.mean_port_load &&
+		  st.max_link_routes == st1.max_link_routes &&
+		  st.mean_link_routes == st1.mean_link_routes,
+		  "%s: routing statistics differ with 3 threads (hops %u/%u, busiest link %u/%u, "
+		  "unreachable %u/%u)", base, st1.max_hops, st.max_hops, st1.max_link_routes,
+		  st.max_link_routes, st1.unreachable, st.unreachable);
+	CHECK_MSG(st1.max_link_routes > 0 && st1.max_hops > 0, "%s: no routes counted", base);
 	snprintf(what, sizeof(what), "%s routed", base);
 	check_paths(f, what);
 	check_verifier(f, res, what);
