@@ -107,6 +107,8 @@ struct src {
 #define NB_END		(UINT32_MAX - 1)	/* a CA or router port */
 /* LIDs whose LFT entries are transposed at once */
 #define CK_BLOCK	64
+/* Most threads checking LIDs (chunks of blocks, taken in turn) */
+#define CK_WORKERS	16
 
 struct checker {
 	const struct fabric *f;
@@ -1014,7 +1016,7 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 {
 	struct checker c, *w = NULL;
 	struct route_check *wout = NULL;
-	size_t S = f->nswitches, nblocks = ((size_t)f->max_lid + CK_BLOCK - 1) / CK_BLOCK;
+	size_t S = f->nswitches, nblocks = ((size_t)f->max_lid + CK_BLOCK - 1) / CK_BLOCK, chunk;
 	uint64_t sum = 0;
 	uint32_t links = 0;
 	unsigned int nw = 1;
@@ -1050,7 +1052,10 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	components(&c);
 	for (size_t i = 0; i < c.nsrc_all; i++)
 		c.unattached += c.src[i].sw == RT_NONE;
-	nw = par_workers(nblocks, 1);
+	/* At most CK_WORKERS threads: each holds a few MB of its own at k=48 */
+	chunk = (nblocks + CK_WORKERS - 1) / CK_WORKERS;
+	chunk = chunk ? chunk : 1;
+	nw = par_workers(nblocks, chunk);
 	w = calloc(nw, sizeof(*w));
 	wout = calloc(nw, sizeof(*wout));
 	if (!w || !wout)
@@ -1065,7 +1070,7 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 			goto out;
 		}
 	}
-	par_for(nblocks, 1, check_blocks, w);
+	par_for(nblocks, chunk, check_blocks, w);
 	c = w[0];
 	ret = c.err;
 	for (unsigned int i = 1; ret == 0 && i < nw; i++)
