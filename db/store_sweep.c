@@ -163,17 +163,75 @@ static uint64_t port_guid_of(const struct fab_port *p)
 	return p->guid;
 }
 
+/* A port row as saved before: whether present, its state */
+struct old_port {
+	uint64_t node;
+	int num, present, state;
+};
+
+static int cmp_old_port(const void *a, const void *b)
+{
+	const struct old_port *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return (x->num > y->num) - (x->num < y->num);
+}
+
+/* Every port row, by (node, port): one scan instead of a query per port */
+static int old_ports(struct save *sv, struct old_port **out, size_t *n)
+{
+	struct old_port *v = NULL;
+	size_t len = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE, r;
+
+	r = store_prep(sv->s, "SELECT node_guid, num, present, state FROM port", &st);
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct old_port *a = realloc(v, ncap * sizeof(*a));
+
+			if (!a) {
+				r = -ENOMEM;
+				break;
+			}
+			v = a;
+			cap = ncap;
+		}
+		v[len].node = store_col_guid(st, 0);
+		v[len].num = sqlite3_column_int(st, 1);
+		v[len].present = sqlite3_column_int(st, 2);
+		v[len].state = sqlite3_column_int(st, 3);
+		len++;
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(sv->s, rc, "reading ports");
+	sqlite3_finalize(st);
+	if (r) {
+		free(v);
+		return r;
+	}
+	if (v)
+		qsort(v, len, sizeof(*v), cmp_old_port);
+	*out = v;
+	*n = len;
+	return 0;
+}
+
 static int save_ports(struct save *sv)
 {
 	const struct fabric *f = sv->f;
-	sqlite3_stmt *get = NULL, *put = NULL, *swp = NULL;
+	sqlite3_stmt *put = NULL, *swp = NULL;
+	struct old_port *old = NULL;
+	size_t nold = 0;
 	uint32_t *load;
 	int r;
 
 	load = calloc(256, sizeof(*load));
 	if (!load)
 		return -ENOMEM;
-	r = store_prep(sv->s, "SELECT present, state FROM port WHERE node_guid = ? AND num = ?", &get);
+	r = old_ports(sv, &old, &nold);
 	if (!r)
 		r = store_prep(sv->s,
 			 "INSERT INTO port (node_guid, num, guid, lid, lmc, state, phys_state,"
@@ -205,8 +263,9 @@ static int save_ports(struct save *sv)
 			const struct fab_port *p = &n->ports[pn];
 			const struct port_info *pi = &p->pi;
 			uint32_t lids = n->type == NODE_TYPE_SWITCH ? load[pn] : 0;
+			struct old_port key = { .node = n->guid, .num = (int)pn }, *had;
 			bool present = false;
-			int old_state = 0, rc;
+			int old_state = 0;
 
 			if (!p->pi_valid)
 				continue;
@@ -214,18 +273,11 @@ static int save_ports(struct save *sv)
 				used++;
 				most = lids > most ? lids : most;
 			}
-			sqlite3_bind_int64(get, 1, (sqlite3_int64)n->guid);
-			sqlite3_bind_int(get, 2, (int)pn);
-			rc = sqlite3_step(get);
-			if (rc == SQLITE_ROW) {
-				present = sqlite3_column_int(get, 0);
-				old_state = sqlite3_column_int(get, 1);
-			} else if (rc != SQLITE_DONE) {
-				r = store_fail(sv->s, rc, "reading a port");
+			had = old ? bsearch(&key, old, nold, sizeof(*old), cmp_old_port) : NULL;
+			if (had) {
+				present = had->present;
+				old_state = had->state;
 			}
-			sqlite3_reset(get);
-			if (r)
-				break;
 			if (!present && !sv->fresh[n->idx]) {
 				struct ev e = EV("port_appeared");
 
@@ -286,7 +338,7 @@ static int save_ports(struct save *sv)
 		r = store_run(sv->s, swp, "saving a switch");
 	}
 	free(load);
-	sqlite3_finalize(get);
+	free(old);
 	sqlite3_finalize(put);
 	sqlite3_finalize(swp);
 	return r;
@@ -491,13 +543,124 @@ static int cmp_ep(const void *a, const void *b)
 	return x->guid < y->guid ? -1 : x->guid > y->guid;
 }
 
-/* The endports' LIDs: remembered by port GUID, even while the port is absent */
+/* A LID range some port held or holds: a remembered row, or a port of this sweep */
+struct lid_span {
+	int64_t lo, hi;
+	uint64_t guid;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct lid_span *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int64_t span_hi(int64_t lid, int64_t lmc)
+{
+	return lid + (int64_t)(UINT64_C(1) << (lmc < 0 ? 0 : lmc > 62 ? 62 : lmc)) - 1;
+}
+
+/*
+ * The LIDs remembered before this save (one scan), as spans by LID; the
+ * sweep's own ports' spans are added by the caller. *rows gets the
+ * remembered ones by GUID (guid, old LID) for the lookups.
+ */
+static int lid_spans(struct save *sv, struct lid_span **out, size_t *n, size_t extra,
+		     struct ep_lid **rows, size_t *nrows)
+{
+	struct lid_span *sp = NULL;
+	struct ep_lid *rw = NULL;
+	size_t len = 0, cap = 0;
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE, r;
+
+	*out = NULL;
+	*rows = NULL;
+	*n = *nrows = 0;
+	r = store_prep(sv->s, "SELECT guid, lid, lmc FROM port_lid", &st);
+	while (!r && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (len == cap) {
+			size_t ncap = cap ? cap * 2 : 1024;
+			struct lid_span *a = realloc(sp, (ncap + extra) * sizeof(*a));
+			struct ep_lid *b = a ? realloc(rw, ncap * sizeof(*b)) : NULL;
+
+			if (a)
+				sp = a;
+			if (!a || !b) {
+				r = -ENOMEM;
+				break;
+			}
+			rw = b;
+			cap = ncap;
+		}
+		sp[len].guid = store_col_guid(st, 0);
+		sp[len].lo = sqlite3_column_int64(st, 1);
+		sp[len].hi = span_hi(sp[len].lo, sqlite3_column_int64(st, 2));
+		rw[len].guid = sp[len].guid;
+		rw[len].old = sp[len].lo >= LID_UCAST_MIN && sp[len].lo <= LID_UCAST_MAX ?
+			      (uint16_t)sp[len].lo : 0;
+		len++;
+	}
+	if (!r && rc != SQLITE_DONE)
+		r = store_fail(sv->s, rc, "reading LIDs");
+	sqlite3_finalize(st);
+	if (!r && !sp) {
+		sp = malloc((extra + 1) * sizeof(*sp));
+		if (!sp)
+			r = -ENOMEM;
+	}
+	if (r) {
+		free(sp);
+		free(rw);
+		return r;
+	}
+	if (rw)
+		qsort(rw, len, sizeof(*rw), cmp_ep);
+	*out = sp;
+	*n = len;
+	*rows = rw;
+	*nrows = len;
+	return 0;
+}
+
+/*
+ * Whether some span of another port overlaps [lo, hi] in the same terms as
+ * the clash query of save_lids (a span starting at most 127 below lo). The
+ * table when a port is saved holds only remembered rows and ports of this
+ * sweep saved before it: when no span does, the query would find nothing.
+ */
+static bool span_clash(const struct lid_span *sp, size_t n, int64_t lo, int64_t hi, uint64_t guid)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {
+		size_t m = a + (b - a) / 2;
+
+		if (sp[m].lo < lo - 127)
+			a = m + 1;
+		else
+			b = m;
+	}
+	for (; a < n && sp[a].lo <= hi; a++)
+		if (sp[a].hi >= lo && sp[a].guid != guid)
+			return true;
+	return false;
+}
+
+/*
+ * The endports' LIDs: remembered by port GUID, even while the port is
+ * absent. The rows remembered are read once: what each port had, and
+ * whether any LID it takes now was another port's (only then the table is
+ * searched for those ports, to forget them).
+ */
 static int save_lids(struct save *sv)
 {
 	const struct fabric *f = sv->f;
 	sqlite3_stmt *clash = NULL, *drop = NULL, *up = NULL;
-	struct ep_lid *eps;
-	size_t n = 0, cap = 0;
+	struct ep_lid *eps, *rows = NULL;
+	struct lid_span *spans = NULL;
+	size_t n = 0, cap = 0, nspans = 0, nrows = 0;
 	int rc = SQLITE_DONE, r = 0;
 
 	for (size_t i = 0; i < f->nnodes; i++)
@@ -505,25 +668,31 @@ static int save_lids(struct save *sv)
 	eps = calloc(cap ? cap : 1, sizeof(*eps));
 	if (!eps)
 		return -ENOMEM;
+	r = lid_spans(sv, &spans, &nspans, cap, &rows, &nrows);
 	for (size_t i = 0; !r && i < f->nnodes; i++) {
 		const struct fab_node *nd = f->nodes[i];
 
-		for (unsigned int pn = 0; !r && pn <= nd->num_ports; pn++) {
+		for (unsigned int pn = 0; pn <= nd->num_ports; pn++) {
 			const struct fab_port *p = &nd->ports[pn];
+			struct ep_lid key = { .guid = p->guid }, *had;
 
 			if (!fabric_is_endport(p) || !p->lid)
 				continue;
 			eps[n].guid = p->guid;
 			eps[n].p = p;
-			r = store_lid_lookup(sv->s, p->guid, &eps[n].old);
-			if (r == -ENOENT) {
-				eps[n].old = 0;
-				r = 0;
-			}
+			had = rows ? bsearch(&key, rows, nrows, sizeof(*rows), cmp_ep) : NULL;
+			eps[n].old = had ? had->old : 0;
+			spans[nspans].lo = p->lid;
+			spans[nspans].hi = span_hi(p->lid, p->lmc);
+			spans[nspans].guid = p->guid;
+			nspans++;
 			n++;
 		}
 	}
+	free(rows);
 	qsort(eps, n, sizeof(*eps), cmp_ep);
+	if (spans)
+		qsort(spans, nspans, sizeof(*spans), cmp_span);
 	/* LIDs now held by another port are no longer remembered for the old one */
 	if (!r)
 		r = store_prep(sv->s,
@@ -547,6 +716,8 @@ static int save_lids(struct save *sv)
 			uint64_t others[16];
 
 			nothers = 0;
+			if (!span_clash(spans, nspans, p->lid, span_hi(p->lid, p->lmc), p->guid))
+				break;
 			sqlite3_bind_int(clash, 1, p->lid);
 			store_bind_guid(clash, 2, p->guid);
 			sqlite3_bind_int(clash, 3, p->lmc);
@@ -596,6 +767,7 @@ static int save_lids(struct save *sv)
 		}
 	}
 	free(eps);
+	free(spans);
 	sqlite3_finalize(clash);
 	sqlite3_finalize(drop);
 	sqlite3_finalize(up);

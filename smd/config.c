@@ -24,7 +24,7 @@ void config_defaults(struct smd_config *c)
 	/* Fixed, not under the install prefix: the state outlives reinstalls */
 	snprintf(c->db, sizeof(c->db), "/var/lib/smd/smd.db");
 	/* Measured under ibsim (tests/bench): throughput is flat from 16 up */
-	c->max_outstanding_smps = 32;
+	c->max_outstanding_smps = 64;
 	/* OpenSM's max_wire_smps: what real fabrics are known to hold */
 	c->min_outstanding_smps = 4;
 	c->smp_timeout_ms = 200;

@@ -703,7 +703,7 @@ static void tr_misc(struct imp *im)
 		tr_same(im, "max_outstanding_smps", "max_wire_smps", NULL);
 	else
 		mark(im, "max_wire_smps", false, "OpenSM's default: smd's own applies "
-		     "(max_outstanding_smps = 32)");
+		     "(max_outstanding_smps = 64)");
 	if (given(im, "transaction_timeout") && eff_num(im, "transaction_timeout") != 200)
 		tr_same(im, "smp_timeout_ms", "transaction_timeout", NULL);
 	else

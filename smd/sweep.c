@@ -63,15 +63,21 @@ const char *sweep_port_label(const struct fab_port *p, char *buf, size_t len)
 	return buf;
 }
 
-int sweep_submit(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg)
+int sweep_submit_kept(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg)
 {
 	int r = sw->abandoned ? -ECANCELED : txn_submit(sw->smd->txn, req, 0, cb, arg);
 
-	if (r < 0) {
-		if (!sw->err)
-			sw->err = r;
+	if (r < 0 && !sw->err)
+		sw->err = r;
+	return r;
+}
+
+int sweep_submit(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg)
+{
+	int r = sweep_submit_kept(sw, req, cb, arg);
+
+	if (r < 0)
 		free(arg);
-	}
 	return r;
 }
 
@@ -382,6 +388,7 @@ struct sweep *sweep_free(struct sweep *sw)
 	free(sw->iso);
 	free(sw->down_guid);
 	free(sw->down_port);
+	free(sw->lft);
 	free(sw);
 	return NULL;
 }

@@ -129,9 +129,17 @@ struct sweep {
 	int save_r;
 	bool saved;			/* the save committed (even if abandoned after) */
 	struct part_index *pk_ix;	/* the partitions, during the pkeys phase */
+	struct lft_ctx *lft;		/* [nswitches] the lfts phase's callbacks' argument */
 	struct sa_index *sa_index;	/* the SA's index of the new model, built on the worker */
 	int sa_index_r;
 	int err;		/* a fatal error inside a callback (ENOMEM) */
+};
+
+/* One per switch: what an LFT block's callback needs besides the block (attr_mod) */
+struct lft_ctx {
+	struct sweep *sw;
+	struct fab_node *node;
+	bool skip;		/* no SwitchInfo, or too small a table: counted once */
 };
 
 struct probe_ctx {
@@ -168,6 +176,8 @@ const char *sweep_node_name(const struct fab_node *n);
 const char *sweep_port_label(const struct fab_port *p, char *buf, size_t len);
 /* Queue an SMP for this sweep; arg is freed when it cannot be (or the sweep is abandoned) */
 int sweep_submit(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg);
+/* ... arg is the caller's, never freed here (it outlives the sweep's SMPs) */
+int sweep_submit_kept(struct sweep *sw, const struct smp *req, txn_cb cb, void *arg);
 
 /* sweep_discover.c: discovery, the election, the cabling plan, LIDs */
 int sweep_discover_enter(struct sweep *sw);

@@ -24,105 +24,124 @@ static void lft_block_want(const struct fab_node *n, uint32_t block, struct lft_
 	}
 }
 
+/*
+ * The callbacks' argument is the switch's struct lft_ctx, the block is the
+ * request's attribute modifier: no allocation per block (1.38 million of
+ * them at k=48).
+ */
 static void lft_set_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
 {
-	struct set_ctx *sc = arg;
+	struct lft_ctx *lc = arg;
 
 	if (status < 0 || memcmp(resp->data, req->data, LFT_BLOCK_SIZE)) {
 		log_warn("LFT block %u of %s (GUID 0x%016" PRIx64 ") was not programmed: %s",
-			 sc->block, sweep_node_name(sc->node), sc->node->guid,
+			 req->hdr.attr_mod, sweep_node_name(lc->node), lc->node->guid,
 			 status < 0 ? strerror(-status) : "the switch holds other entries");
-		sc->sw->res->lft_errors++;
+		lc->sw->res->lft_errors++;
 	}
-	free(sc);
 }
 
-static int send_lft_set(struct sweep *sw, struct fab_node *n, uint32_t block)
+static int send_lft_set(struct lft_ctx *lc, uint32_t block)
 {
-	struct set_ctx *sc = calloc(1, sizeof(*sc));
+	struct fab_node *n = lc->node;
 	struct lft_block b;
 	struct smp req;
 
-	if (!sc)
-		return -ENOMEM;
-	sc->sw = sw;
-	sc->node = n;
-	sc->block = block;
 	smp_init_dr(&req, MAD_METHOD_SET, SMP_ATTR_LFT, block, &n->path);
 	lft_block_want(n, block, &b);
 	lft_block_encode(&b, req.data);
-	sw->res->lft_blocks_sent++;
-	return sweep_submit(sw, &req, lft_set_cb, sc);
+	lc->sw->res->lft_blocks_sent++;
+	return sweep_submit_kept(lc->sw, &req, lft_set_cb, lc);
 }
 
 static void lft_get_cb(void *arg, int status, const struct smp *req, const struct smp *resp)
 {
-	struct set_ctx *sc = arg;
-	struct sweep *sw = sc->sw;
+	struct lft_ctx *lc = arg;
+	struct sweep *sw = lc->sw;
 	struct lft_block want, have;
 	int r;
 
-	lft_block_want(sc->node, sc->block, &want);
+	lft_block_want(lc->node, req->hdr.attr_mod, &want);
 	if (status == 0) {
 		lft_block_decode(resp->data, &have);
 		if (!memcmp(want.port, have.port, LFT_BLOCK_SIZE)) {
 			sw->res->lft_blocks_kept++;
-			free(sc);
 			return;
 		}
 	}
 	/* Different, or unreadable: write it */
-	r = send_lft_set(sw, sc->node, sc->block);
+	r = send_lft_set(lc, req->hdr.attr_mod);
 	if (r < 0)
 		sw->err = r;
-	free(sc);
 }
 
+/* Each switch's context; those that cannot be programmed counted and skipped */
+static int lfts_prepare(struct sweep *sw)
+{
+	struct fabric *f = sw->f;
+
+	sw->lft = calloc(f->nswitches + 1, sizeof(*sw->lft));
+	if (!sw->lft)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nswitches; i++) {
+		struct lft_ctx *lc = &sw->lft[i];
+		struct fab_node *n = f->switches[i];
+
+		lc->sw = sw;
+		lc->node = n;
+		if (!n->si_valid) {
+			sw->res->lft_errors++;
+			lc->skip = true;
+		} else if (f->max_lid >= n->si.lft_cap) {
+			log_error("%s (GUID 0x%016" PRIx64 ") holds %u LFT entries, %u needed",
+				  sweep_node_name(n), n->guid, n->si.lft_cap, f->max_lid + 1);
+			sw->res->lft_errors++;
+			lc->skip = true;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Block by block across the switches (block 0 of every switch, then block
+ * 1, ...): the SMPs in flight go to as many switches, never a window's
+ * worth queued at one switch's management agent.
+ */
 int sweep_lfts_step(struct sweep *sw)
 {
 	struct fabric *f = sw->f;
 	uint32_t nblocks = (uint32_t)f->max_lid / LFT_BLOCK_SIZE + 1;
+	size_t S = f->nswitches, total = (size_t)nblocks * S;
 	int r;
 
-	for (; sw->it < f->nswitches; sw->it++) {
-		struct fab_node *n = f->switches[sw->it];
+	if (!sw->lft) {
+		r = lfts_prepare(sw);
+		if (r < 0)
+			return r;
+	}
+	for (; sw->it < total; sw->it++) {
+		struct lft_ctx *lc = &sw->lft[sw->it % S];
+		uint32_t b = (uint32_t)(sw->it / S);
 
+		if (lc->skip)
+			continue;
 		r = sweep_yield(sw);
 		if (r)
 			return r;
+		/*
+		 * A switch with LinearFDBTop 0 was never programmed: write
+		 * every block. Otherwise read first and write what differs.
+		 */
+		if (lc->node->si.lft_top == 0) {
+			r = send_lft_set(lc, b);
+		} else {
+			struct smp req;
 
-		if (!n->si_valid) {
-			sw->res->lft_errors++;
-			continue;
+			smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_LFT, b, &lc->node->path);
+			r = sweep_submit_kept(sw, &req, lft_get_cb, lc);
 		}
-		if (f->max_lid >= n->si.lft_cap) {
-			log_error("%s (GUID 0x%016" PRIx64 ") holds %u LFT entries, %u needed",
-				  sweep_node_name(n), n->guid, n->si.lft_cap, f->max_lid + 1);
-			sw->res->lft_errors++;
-			continue;
-		}
-		for (uint32_t b = 0; b < nblocks; b++) {
-			/*
-			 * A switch with LinearFDBTop 0 was never programmed: write
-			 * every block. Otherwise read first and write what differs.
-			 */
-			if (n->si.lft_top == 0) {
-				r = send_lft_set(sw, n, b);
-			} else {
-				struct set_ctx *sc = calloc(1, sizeof(*sc));
-				struct smp req;
-
-				if (!sc)
-					return -ENOMEM;
-				sc->sw = sw;
-				sc->node = n;
-				sc->block = b;
-				smp_init_dr(&req, MAD_METHOD_GET, SMP_ATTR_LFT, b, &n->path);
-				r = sweep_submit(sw, &req, lft_get_cb, sc);
-			}
-			if (r < 0)
-				return r;
-		}
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }

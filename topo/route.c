@@ -12,6 +12,7 @@
 
 #include "topo/route_int.h"
 #include "util/macros.h"
+#include "util/par.h"
 
 double route_now(void)
 {
@@ -213,32 +214,75 @@ int route_sl2vl_uniform(const struct route_result *r, const struct fab_node *n,
 	return ret < 0 ? ret : 1;
 }
 
-/* Statistics every engine gets, from the LFTs it wrote */
+/* One thread's share of rt_post_stats: its scratch and what it found */
+struct post_part {
+	uint32_t *nxt, *depth, *order, *scratch, *load;
+	uint64_t unreachable;
+	uint32_t max_hops;
+};
+
+struct post_job {
+	const struct rt_graph *g;
+	struct post_part *part;
+};
+
+static void post_dests(void *arg, unsigned int worker, size_t b, size_t e)
+{
+	struct post_job *job = arg;
+	const struct rt_graph *g = job->g;
+	struct post_part *pp = &job->part[worker];
+
+	for (size_t i = b; i < e; i++) {
+		uint32_t n;
+
+		rt_tree_read(g, &g->dest[i], pp->nxt);
+		n = rt_tree_order(g, &g->dest[i], pp->nxt, pp->depth, pp->order, pp->scratch);
+		pp->unreachable += g->nsw - n;
+		if (n && pp->depth[pp->order[0]] > pp->max_hops)
+			pp->max_hops = pp->depth[pp->order[0]];
+		rt_tree_load(g, pp->nxt, pp->order, n, pp->scratch, pp->load, 1);
+	}
+}
+
+/*
+ * Statistics every engine gets, from the LFTs it wrote. The destinations'
+ * trees are walked on several threads (util/par.h), each summing into its
+ * own loads; sums and maxima merge alike in any order.
+ */
 int rt_post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats *st)
 {
-	uint32_t S = g->nsw, *nxt, *depth, *order, *scratch, *load;
+	uint32_t S = g->nsw, *load;
+	size_t chunk = 64;
+	unsigned int nw = par_workers(g->ndest, chunk);
+	struct post_part *part = calloc(nw, sizeof(*part));
+	struct post_job job = { .g = g, .part = part };
 	int r = -ENOMEM;
 
-	nxt = malloc((S + 1) * sizeof(*nxt));
-	depth = malloc((S + 1) * sizeof(*depth));
-	order = malloc((S + 1) * sizeof(*order));
-	scratch = malloc((S + 1) * sizeof(*scratch));
-	load = calloc(g->narcs + 1, sizeof(*load));
-	if (!nxt || !depth || !order || !scratch || !load)
-		goto out;
+	if (!part)
+		return -ENOMEM;
+	for (unsigned int w = 0; w < nw; w++) {
+		struct post_part *pp = &part[w];
+
+		pp->nxt = malloc((S + 1) * sizeof(*pp->nxt));
+		pp->depth = malloc((S + 1) * sizeof(*pp->depth));
+		pp->order = malloc((S + 1) * sizeof(*pp->order));
+		pp->scratch = malloc((S + 1) * sizeof(*pp->scratch));
+		pp->load = calloc(g->narcs + 1, sizeof(*pp->load));
+		if (!pp->nxt || !pp->depth || !pp->order || !pp->scratch || !pp->load)
+			goto out;
+	}
 	st->switches = S;
 	st->lids = g->ndest + g->unattached;
 	st->unreachable = g->unattached * S;
 	st->max_hops = 0;
-	for (uint32_t i = 0; i < g->ndest; i++) {
-		uint32_t n;
-
-		rt_tree_read(g, &g->dest[i], nxt);
-		n = rt_tree_order(g, &g->dest[i], nxt, depth, order, scratch);
-		st->unreachable += S - n;
-		if (n && depth[order[0]] > st->max_hops)
-			st->max_hops = depth[order[0]];
-		rt_tree_load(g, nxt, order, n, scratch, load, 1);
+	par_for(g->ndest, chunk, post_dests, &job);
+	load = part[0].load;
+	for (unsigned int w = 0; w < nw; w++) {
+		st->unreachable += (unsigned int)part[w].unreachable;
+		if (part[w].max_hops > st->max_hops)
+			st->max_hops = part[w].max_hops;
+		for (uint32_t a = 0; w && a < g->narcs; a++)
+			load[a] += part[w].load[a];
 	}
 	rt_load_stats(g, load, st);
 	st->max_port_load = 0;
@@ -272,11 +316,14 @@ int rt_post_stats(const struct rt_graph *g, struct fabric *f, struct route_stats
 	}
 	r = 0;
 out:
-	free(nxt);
-	free(depth);
-	free(order);
-	free(scratch);
-	free(load);
+	for (unsigned int w = 0; w < nw; w++) {
+		free(part[w].nxt);
+		free(part[w].depth);
+		free(part[w].order);
+		free(part[w].scratch);
+		free(part[w].load);
+	}
+	free(part);
 	return r;
 }
 

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "topo/route_int.h"
+#include "util/par.h"
 
 #define NVL		16
 #define ST_UNKNOWN	0
@@ -106,6 +107,8 @@ struct src {
 #define NB_END		(UINT32_MAX - 1)	/* a CA or router port */
 /* LIDs whose LFT entries are transposed at once */
 #define CK_BLOCK	64
+/* Most threads checking LIDs (chunks of blocks, taken in turn) */
+#define CK_WORKERS	16
 
 struct checker {
 	const struct fabric *f;
@@ -133,7 +136,7 @@ struct checker {
 					 * than VL 0 -> VL 0, allocated on first use */
 	uint16_t *inj;			/* [nswitches * 16] VLs CA sources at s inject SL sl on */
 	uint8_t *has_ca;		/* [nswitches] CA sources attached */
-	uint8_t *inj_noted;		/* [nswitches * 16] inj[] counted in vl_seen/bad_vl */
+	uint8_t *inj_noted;		/* [nswitches * 16] inj[] used (counted at the end) */
 	uint64_t *utab;			/* [nswitches] the table of a switch whose tables are all
 					 * alike (route_sl2vl_uniform), 4 bits an SL */
 	uint8_t *uni;			/* [nswitches] 0: not asked yet, 1: utab, 2: per pair */
@@ -144,8 +147,8 @@ struct checker {
 	uint8_t *state;			/* [nswitches] walk verdict for the current LID */
 	uint32_t *hops;			/* [nswitches] links to the destination */
 	uint32_t *stack;
-	uint32_t *memo;			/* [16 SLs * nports] arrival seen (stamp), SL-major */
-	uint8_t *memo_vl;		/* ... on that VL */
+	uint32_t *memo[ROUTE_NUM_SLS];	/* [nports] per SL: arrival seen (stamp), on first use */
+	uint8_t *memo_vl[ROUTE_NUM_SLS];	/* ... on that VL */
 	uint32_t stamp;
 	uint32_t *nsrc;			/* [nswitches] CA sources attached */
 	uint64_t *load;			/* [nports] routes out of a switch-to-switch port */
@@ -153,6 +156,7 @@ struct checker {
 	struct dep_set deps;
 	uint16_t vl_seen;
 	unsigned int vls;
+	uint64_t unattached;		/* sources that hang off no switch */
 	int err;
 };
 
@@ -183,7 +187,8 @@ static void note_vl(struct checker *c, uint8_t vl)
 
 /*
  * The VL of SL sl through switch s from port in to port out (tables read
- * once, cached); the first use of each entry is noted.
+ * once, cached); each entry used is marked, and counted at the end
+ * (count_noted: whichever thread used it first, each once).
  */
 static uint64_t pack_tab(const uint8_t t[ROUTE_NUM_SLS])
 {
@@ -198,7 +203,6 @@ static uint8_t sw_vl(struct checker *c, uint32_t s, unsigned int in, unsigned in
 {
 	size_t np = (size_t)c->nps[s] + 1, k = in * np + out;
 	uint32_t bit = 1u << (sl & 15), *have;
-	uint8_t vl;
 
 	if (c->uni[s] != 2) {
 		/* One table for the whole switch: each of its entries noted once */
@@ -214,12 +218,8 @@ static uint8_t sw_vl(struct checker *c, uint32_t s, unsigned int in, unsigned in
 			c->utab[s] = pack_tab(t);
 		}
 		if (c->uni[s] == 1) {
-			vl = (uint8_t)((c->utab[s] >> (4 * (sl & 15))) & 15);
-			if (!(c->uhave[s] & bit)) {
-				c->uhave[s] |= (uint16_t)bit;
-				note_vl(c, vl);
-			}
-			return vl;
+			c->uhave[s] |= (uint16_t)bit;
+			return (uint8_t)((c->utab[s] >> (4 * (sl & 15))) & 15);
 		}
 	}
 	if (!c->tab[s]) {
@@ -241,12 +241,8 @@ static uint8_t sw_vl(struct checker *c, uint32_t s, unsigned int in, unsigned in
 		c->tab[s][k] = pack_tab(t);
 		*have |= TAB_READ;
 	}
-	vl = (uint8_t)((c->tab[s][k] >> (4 * (sl & 15))) & 15);
-	if (!(*have & bit)) {
-		*have |= bit;
-		note_vl(c, vl);
-	}
-	return vl;
+	*have |= bit;
+	return (uint8_t)((c->tab[s][k] >> (4 * (sl & 15))) & 15);
 }
 
 /*
@@ -384,8 +380,15 @@ static int dep_note(struct checker *c, uint32_t s, unsigned int in, uint32_t fro
  */
 static int walk_deps(struct checker *c, uint32_t s, unsigned int in, uint32_t from, int sl)
 {
-	uint32_t *memo = c->memo + (size_t)(sl & 15) * c->nports;
-	uint8_t *memo_vl = c->memo_vl + (size_t)(sl & 15) * c->nports;
+	uint32_t *memo = c->memo[sl & 15];
+	uint8_t *memo_vl = c->memo_vl[sl & 15];
+
+	if (!memo) {
+		memo = c->memo[sl & 15] = calloc((size_t)c->nports + 1, sizeof(*memo));
+		memo_vl = c->memo_vl[sl & 15] = calloc((size_t)c->nports + 1, 1);
+		if (!memo || !memo_vl)
+			return -ENOMEM;
+	}
 
 	for (size_t guard = 0; guard <= c->f->nswitches; guard++) {
 		uint8_t out = c->row[s], vout;
@@ -450,18 +453,34 @@ static void count_loads(struct checker *c)
 	}
 }
 
-/* Every dependency edge: f(ctx, from, to) for each */
-static void each_dep(struct checker *c, void (*fn)(struct checker *c, uint32_t from, uint32_t to,
-						    void *ctx), void *ctx)
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Every dependency edge: f(ctx, from, to) for each. Those of the hash set
+ * in key order: where they were put depends on the order threads merged
+ * them, and the cycle found (c->out) must not. 0 or -ENOMEM.
+ */
+static int each_dep(struct checker *c, void (*fn)(struct checker *c, uint32_t from, uint32_t to,
+						   void *ctx), void *ctx)
 {
 	struct dep_set *d = &c->deps;
+	uint64_t *keys = malloc((d->used + 1) * sizeof(*keys));
+	size_t n = 0;
 
+	if (!keys)
+		return -ENOMEM;
 	for (size_t i = 0; i < d->size; i++)
-		if (d->slot[i]) {
-			uint64_t key = d->slot[i] - 1;
-
-			fn(c, (uint32_t)(key >> 32), (uint32_t)key, ctx);
-		}
+		if (d->slot[i])
+			keys[n++] = d->slot[i] - 1;
+	qsort(keys, n, sizeof(*keys), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		fn(c, (uint32_t)(keys[i] >> 32), (uint32_t)keys[i], ctx);
+	free(keys);
 	for (size_t s = 0; s < c->f->nswitches; s++) {
 		size_t np = (size_t)c->nps[s] + 1;
 
@@ -485,6 +504,7 @@ static void each_dep(struct checker *c, void (*fn)(struct checker *c, uint32_t f
 			}
 		}
 	}
+	return 0;
 }
 
 struct csr {
@@ -530,12 +550,14 @@ static int find_cycle(struct checker *c, bool *acyclic)
 	color = calloc((size_t)nn + 1, 1);
 	if (!g.off || !g.adj || !g.it || !stk || !color)
 		goto out;
-	each_dep(c, csr_edge, &g);
+	if (each_dep(c, csr_edge, &g) < 0)
+		goto out;
 	for (uint32_t v = 0; v < nn; v++)
 		g.off[v + 1] += g.off[v];
 	memcpy(g.it, g.off, (size_t)nn * sizeof(*g.it));
 	g.pass = 1;
-	each_dep(c, csr_edge, &g);
+	if (each_dep(c, csr_edge, &g) < 0)
+		goto out;
 	for (uint32_t root = 0; root < nn && *acyclic; root++) {
 		if (color[root] || g.off[root] == g.off[root + 1])
 			continue;
@@ -590,24 +612,76 @@ out:
 	return r;
 }
 
-static void checker_free(struct checker *c)
+/* What each thread checking LIDs has of its own: scratch, caches, findings */
+static int thread_alloc(struct checker *c)
 {
-	for (size_t s = 0; c->tab && s < c->f->nswitches; s++) {
-		free(c->tab[s]);
-		free(c->have[s]);
+	size_t S = c->f->nswitches;
+
+	c->blk = malloc((size_t)CK_BLOCK * S + 1);
+	c->b00 = calloc(c->b00base[S] / 64 + 1, sizeof(*c->b00));
+	c->fanc = calloc((size_t)ROUTE_NUM_SLS * c->nswp + 1, sizeof(*c->fanc));
+	c->bits = calloc(S + 1, sizeof(*c->bits));
+	c->tab = calloc(S + 1, sizeof(*c->tab));
+	c->have = calloc(S + 1, sizeof(*c->have));
+	c->utab = calloc(S + 1, sizeof(*c->utab));
+	c->uni = calloc(S + 1, 1);
+	c->uhave = calloc(S + 1, sizeof(*c->uhave));
+	c->inj_noted = calloc((S + 1) * ROUTE_NUM_SLS, 1);
+	c->state = malloc(S + 1);
+	c->hops = malloc((S + 1) * sizeof(*c->hops));
+	c->stack = malloc((S + 1) * sizeof(*c->stack));
+	c->load = calloc((size_t)c->nports + 1, sizeof(*c->load));
+	c->acc = malloc((S + 2) * sizeof(*c->acc));
+	c->order = malloc((S + 1) * sizeof(*c->order));
+	memset(c->memo, 0, sizeof(c->memo));
+	memset(c->memo_vl, 0, sizeof(c->memo_vl));
+	memset(&c->deps, 0, sizeof(c->deps));
+	c->stamp = 0;
+	c->err = 0;
+	if (!c->blk || !c->b00 || !c->fanc || !c->bits || !c->tab || !c->have || !c->utab ||
+	    !c->uni || !c->uhave || !c->inj_noted || !c->state || !c->hops || !c->stack ||
+	    !c->load || !c->acc || !c->order)
+		return -ENOMEM;
+	return 0;
+}
+
+static void thread_free(struct checker *c)
+{
+	for (size_t s = 0; s < c->f->nswitches; s++) {
+		free(c->tab ? c->tab[s] : NULL);
+		free(c->have ? c->have[s] : NULL);
 		free(c->bits ? c->bits[s] : NULL);
 	}
+	for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++) {
+		free(c->memo[sl]);
+		free(c->memo_vl[sl]);
+	}
+	free(c->blk);
+	free(c->b00);
+	free(c->fanc);
 	free(c->bits);
-	free(c->inj);
-	free(c->has_ca);
-	free(c->inj_noted);
-	free(c->grp_off);
-	free(c->grp);
 	free(c->tab);
 	free(c->have);
 	free(c->utab);
 	free(c->uni);
 	free(c->uhave);
+	free(c->inj_noted);
+	free(c->state);
+	free(c->hops);
+	free(c->stack);
+	free(c->load);
+	free(c->acc);
+	free(c->order);
+	free(c->deps.slot);
+}
+
+static void checker_free(struct checker *c)
+{
+	thread_free(c);
+	free(c->inj);
+	free(c->has_ca);
+	free(c->grp_off);
+	free(c->grp);
 	free(c->src);
 	free(c->pbase);
 	free(c->swbase);
@@ -616,21 +690,9 @@ static void checker_free(struct checker *c)
 	free(c->gp);
 	free(c->peer);
 	free(c->nps);
-	free(c->blk);
 	free(c->b00base);
-	free(c->b00);
-	free(c->fanc);
 	free(c->comp);
-	free(c->state);
-	free(c->hops);
-	free(c->stack);
-	free(c->memo);
-	free(c->memo_vl);
 	free(c->nsrc);
-	free(c->load);
-	free(c->acc);
-	free(c->order);
-	free(c->deps.slot);
 }
 
 /* The switch ports, flat: neighbours, peer ports, global indexes; the VL 0 bitset */
@@ -661,10 +723,7 @@ static int index_switches(struct checker *c)
 	c->nbport = malloc(c->nswp + 1);
 	c->gp = malloc((c->nswp + 1) * sizeof(*c->gp));
 	c->peer = calloc(c->nswp + 1, sizeof(*c->peer));
-	c->b00 = calloc(nb / 64 + 1, sizeof(*c->b00));
-	c->fanc = calloc((size_t)ROUTE_NUM_SLS * c->nswp + 1, sizeof(*c->fanc));
-	c->blk = malloc((size_t)CK_BLOCK * S + 1);
-	if (!c->nbr || !c->nbport || !c->gp || !c->peer || !c->b00 || !c->fanc || !c->blk)
+	if (!c->nbr || !c->nbport || !c->gp || !c->peer)
 		return -ENOMEM;
 	for (size_t s = 0; s < S; s++) {
 		const struct fab_node *sw = f->switches[s];
@@ -749,12 +808,218 @@ static int list_sources(struct checker *c)
 	return 0;
 }
 
+/* The LFT entries of LIDs [lid, hi), LID-major: row (l - lid) is LID l's */
+static void fill_block(struct checker *c, uint32_t lid, uint32_t hi)
+{
+	size_t S = c->f->nswitches;
+
+	for (size_t s = 0; s < S; s++) {
+		const struct fab_node *sw = c->f->switches[s];
+
+		for (uint32_t l = lid; l < hi; l++)
+			c->blk[(size_t)(l - lid) * S + s] = l < sw->lft_len ? sw->lft[l] :
+							    LFT_PORT_NONE;
+	}
+}
+
+/* Every source's walk toward lid (its row of entries in c->row): verdicts, CDG edges, loads */
+static int check_lid(struct checker *c, uint32_t lid)
+{
+	const struct fabric *f = c->f;
+	const struct fab_port *dst = f->by_lid[lid];
+	struct route_check *out = c->out;
+	size_t S = f->nswitches;
+	const struct fab_node *dsw;
+	uint32_t dsi, own;
+	uint8_t dport;
+	int ret;
+
+	if (!dst)
+		return 0;
+	dsw = route_attach_switch(dst, &dport);
+	dsi = dsw ? dsw->sw_idx : RT_NONE;
+	/* dst is a source too: of its own switch, or of none */
+	own = dsw ? dsi : RT_NONE;
+	memset(c->state, ST_UNKNOWN, S);
+	if (++c->stamp == 0) {
+		for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++)
+			if (c->memo[sl])
+				memset(c->memo[sl], 0, (size_t)c->nports * sizeof(*c->memo[sl]));
+		c->stamp = 1;
+	}
+	/* Sources that hang off no switch reach nothing */
+	out->pairs += c->unattached - (own == RT_NONE);
+	out->disconnected += c->unattached - (own == RT_NONE);
+	for (uint32_t sw = 0; sw < S; sw++) {
+		uint32_t n = c->grp_off[sw + 1] - c->grp_off[sw], x;
+		uint16_t vls;
+		uint8_t st, out_port;
+		int sl;
+
+		if (!n)
+			continue;
+		n -= sw == own;
+		out->pairs += n;
+		if (dsi == RT_NONE || c->comp[sw] != c->comp[dsi]) {
+			out->disconnected += n;	/* nothing to route */
+			continue;
+		}
+		st = resolve(c, sw, dst, dst->num == 0 ? dsi : RT_NONE);
+		if (st != ST_OK) {
+			if (st == ST_LOOP)
+				out->loops += n;
+			else
+				out->unreachable += n;
+			continue;
+		}
+		/* route_path_sl(), knowing the sources' switch */
+		sl = rt_path_sl_sw(c->r, sw, (uint16_t)lid);
+		if (c->hops[sw] + c->has_ca[sw] > out->max_hops)
+			out->max_hops = c->hops[sw] + c->has_ca[sw];
+		c->inj_noted[(size_t)sw * ROUTE_NUM_SLS + sl] = 1;
+		out_port = c->row[sw];
+		if (out_port == 0)
+			continue;
+		vls = fan_out(c, sw, out_port, sl);
+		if (c->err)
+			return c->err;
+		x = c->swbase[sw] + out_port;
+		if (c->nbr[x] >= NB_END)
+			continue;
+		/* From the first link on, sources that took it on one VL share the path */
+		for (uint8_t v = 0; v < NVL; v++) {
+			if (!(vls & (1u << v)))
+				continue;
+			ret = walk_deps(c, c->nbr[x], c->nbport[x], chan(c->gp[x], v), sl);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	if (dsw)
+		count_loads(c);
+	return 0;
+}
+
+/* par_for: the LIDs of blocks [b, e) of CK_BLOCK, by the worker's own checker */
+static void check_blocks(void *arg, unsigned int worker, size_t b, size_t e)
+{
+	struct checker *c = (struct checker *)arg + worker;
+	uint32_t top = (uint32_t)c->f->max_lid + 1;
+
+	for (size_t k = b; k < e && !c->err; k++) {
+		uint32_t lid = 1 + (uint32_t)k * CK_BLOCK, hi = lid + CK_BLOCK < top ? lid + CK_BLOCK : top;
+
+		fill_block(c, lid, hi);
+		for (uint32_t l = lid; l < hi && !c->err; l++) {
+			int r;
+
+			c->row = c->blk + (size_t)(l - lid) * c->f->nswitches;
+			r = check_lid(c, l);
+			if (r < 0)
+				c->err = r;
+		}
+	}
+}
+
+/* A helper's findings into the first checker's: sums, maxima and unions, order-free */
+static int merge(struct checker *m, const struct checker *w)
+{
+	size_t S = m->f->nswitches;
+	struct dep_set *d = (struct dep_set *)&w->deps;
+
+	if (w->err)
+		return w->err;
+	m->out->pairs += w->out->pairs;
+	m->out->disconnected += w->out->disconnected;
+	m->out->unreachable += w->out->unreachable;
+	m->out->loops += w->out->loops;
+	if (w->out->max_hops > m->out->max_hops)
+		m->out->max_hops = w->out->max_hops;
+	for (uint32_t x = 0; x < m->nports; x++)
+		m->load[x] += w->load[x];
+	for (uint32_t i = 0; i <= m->b00base[S] / 64; i++)
+		m->b00[i] |= w->b00[i];
+	for (size_t i = 0; i < (S + 1) * ROUTE_NUM_SLS; i++)
+		m->inj_noted[i] |= w->inj_noted[i];
+	for (size_t s = 0; s < S; s++) {
+		size_t np = (size_t)m->nps[s] + 1;
+
+		if (w->bits[s]) {
+			if (!m->bits[s]) {
+				m->bits[s] = calloc(np * np, sizeof(uint64_t));
+				if (!m->bits[s])
+					return -ENOMEM;
+			}
+			for (size_t k = 0; k < np * np; k++)
+				m->bits[s][k] |= w->bits[s][k];
+		}
+		if (w->uni[s] && !m->uni[s]) {
+			m->uni[s] = w->uni[s];
+			m->utab[s] = w->utab[s];
+		}
+		m->uhave[s] |= w->uhave[s];
+		if (!w->tab[s])
+			continue;
+		if (!m->tab[s]) {
+			m->tab[s] = malloc(np * np * sizeof(**m->tab));
+			m->have[s] = calloc(np * np, sizeof(**m->have));
+			if (!m->tab[s] || !m->have[s])
+				return -ENOMEM;
+		}
+		for (size_t k = 0; k < np * np; k++) {
+			if ((w->have[s][k] & TAB_READ) && !(m->have[s][k] & TAB_READ))
+				m->tab[s][k] = w->tab[s][k];
+			m->have[s][k] |= w->have[s][k];
+		}
+	}
+	for (size_t i = 0; i < d->size; i++) {
+		uint64_t key = d->slot[i] - 1;
+
+		if (d->slot[i] && dep_add(&m->deps, (uint32_t)(key >> 32), (uint32_t)key) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Every table entry the routes used, each once: the VLs seen, those beyond the budget */
+static void count_noted(struct checker *c)
+{
+	for (size_t s = 0; s < c->f->nswitches; s++) {
+		size_t np = (size_t)c->nps[s] + 1;
+
+		for (unsigned int sl = 0; c->uni[s] == 1 && sl < ROUTE_NUM_SLS; sl++)
+			if (c->uhave[s] & (1u << sl))
+				note_vl(c, (uint8_t)((c->utab[s] >> (4 * sl)) & 15));
+		for (size_t k = 0; c->tab[s] && k < np * np; k++)
+			for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++)
+				if (c->have[s][k] & (1u << sl))
+					note_vl(c, (uint8_t)((c->tab[s][k] >> (4 * sl)) & 15));
+		for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++) {
+			uint16_t m = c->inj[s * ROUTE_NUM_SLS + sl];
+
+			if (!c->inj_noted[s * ROUTE_NUM_SLS + sl])
+				continue;
+			for (uint8_t v = 0; v < NVL; v++)
+				if (m & (1u << v))
+					note_vl(c, v);
+		}
+	}
+}
+
+/*
+ * The LIDs are checked in blocks of CK_BLOCK spread over threads (util/par.h),
+ * each with its own checker (a copy of the first one's shared, read-only
+ * part); their findings are merged in the end. Nothing a thread finds
+ * depends on which LIDs it took: the verdict is the same with one thread or many.
+ */
 int route_check(const struct fabric *f, const struct route_result *r, struct route_check *out)
 {
-	struct checker c;
-	size_t S = f->nswitches;
-	uint64_t sum = 0, unattached = 0;
+	struct checker c, *w = NULL;
+	struct route_check *wout = NULL;
+	size_t S = f->nswitches, nblocks = ((size_t)f->max_lid + CK_BLOCK - 1) / CK_BLOCK, chunk;
+	uint64_t sum = 0;
 	uint32_t links = 0;
+	unsigned int nw = 1;
 	int ret = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -770,31 +1035,15 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 		c.pbase[i] = c.nports;
 		c.nports += f->nodes[i]->num_ports + 1u;
 	}
-	c.tab = calloc(S + 1, sizeof(*c.tab));
-	c.have = calloc(S + 1, sizeof(*c.have));
-	c.utab = calloc(S + 1, sizeof(*c.utab));
-	c.uni = calloc(S + 1, 1);
-	c.uhave = calloc(S + 1, sizeof(*c.uhave));
 	c.comp = malloc((S + 1) * sizeof(*c.comp));
-	c.state = malloc(S + 1);
-	c.hops = malloc((S + 1) * sizeof(*c.hops));
-	c.stack = malloc((S + 1) * sizeof(*c.stack));
-	c.memo = calloc((size_t)c.nports * ROUTE_NUM_SLS, sizeof(*c.memo));
-	c.memo_vl = calloc((size_t)c.nports * ROUTE_NUM_SLS, 1);
 	c.nsrc = calloc(S + 1, sizeof(*c.nsrc));
-	c.load = calloc(c.nports, sizeof(*c.load));
-	c.acc = malloc((S + 2) * sizeof(*c.acc));
-	c.order = malloc((S + 1) * sizeof(*c.order));
-	c.bits = calloc(S + 1, sizeof(*c.bits));
 	c.inj = calloc((S + 1) * ROUTE_NUM_SLS, sizeof(*c.inj));
-	c.inj_noted = calloc((S + 1) * ROUTE_NUM_SLS, 1);
 	c.has_ca = calloc(S + 1, 1);
-	if (!c.bits || !c.inj || !c.inj_noted || !c.has_ca || !c.tab || !c.have || !c.utab ||
-	    !c.uni || !c.uhave ||
-	    !c.comp || !c.state || !c.hops || !c.stack || !c.memo || !c.memo_vl || !c.nsrc ||
-	    !c.load || !c.acc || !c.order)
+	if (!c.comp || !c.nsrc || !c.inj || !c.has_ca)
 		goto out;
 	ret = index_switches(&c);
+	if (ret == 0)
+		ret = thread_alloc(&c);
 	if (ret == 0)
 		ret = list_sources(&c);
 	if (ret < 0)
@@ -802,98 +1051,33 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	ret = -ENOMEM;
 	components(&c);
 	for (size_t i = 0; i < c.nsrc_all; i++)
-		unattached += c.src[i].sw == RT_NONE;
-	for (uint32_t lid = 1; lid <= f->max_lid; lid++) {
-		const struct fab_port *dst = f->by_lid[lid];
-		const struct fab_node *dsw;
-		uint32_t dsi, own;
-		uint8_t dport;
-
-		if ((lid - 1) % CK_BLOCK == 0) {
-			/* The LFT entries of this LID and the next ones, LID-major */
-			uint32_t hi = lid + CK_BLOCK <= (uint32_t)f->max_lid + 1 ? lid + CK_BLOCK :
-				      (uint32_t)f->max_lid + 1;
-
-			for (size_t s = 0; s < S; s++) {
-				const struct fab_node *sw = f->switches[s];
-
-				for (uint32_t l = lid; l < hi; l++)
-					c.blk[(size_t)(l - lid) * S + s] =
-						l < sw->lft_len ? sw->lft[l] : LFT_PORT_NONE;
-			}
+		c.unattached += c.src[i].sw == RT_NONE;
+	/* At most CK_WORKERS threads: each holds a few MB of its own at k=48 */
+	chunk = (nblocks + CK_WORKERS - 1) / CK_WORKERS;
+	chunk = chunk ? chunk : 1;
+	nw = par_workers(nblocks, chunk);
+	w = calloc(nw, sizeof(*w));
+	wout = calloc(nw, sizeof(*wout));
+	if (!w || !wout)
+		goto out;
+	w[0] = c;
+	for (unsigned int i = 1; i < nw; i++) {
+		w[i] = c;
+		w[i].out = &wout[i];
+		if (thread_alloc(&w[i]) < 0) {
+			thread_free(&w[i]);
+			nw = i;
+			goto out;
 		}
-		if (!dst)
-			continue;
-		c.row = c.blk + (size_t)((lid - 1) % CK_BLOCK) * S;
-		dsw = route_attach_switch(dst, &dport);
-		dsi = dsw ? dsw->sw_idx : RT_NONE;
-		/* dst is a source too: of its own switch, or of none */
-		own = dsw ? dsi : RT_NONE;
-		memset(c.state, ST_UNKNOWN, S);
-		if (++c.stamp == 0) {
-			memset(c.memo, 0, (size_t)c.nports * ROUTE_NUM_SLS * sizeof(*c.memo));
-			c.stamp = 1;
-		}
-		/* Sources that hang off no switch reach nothing */
-		out->pairs += unattached - (own == RT_NONE);
-		out->disconnected += unattached - (own == RT_NONE);
-		for (uint32_t sw = 0; sw < S; sw++) {
-			uint32_t n = c.grp_off[sw + 1] - c.grp_off[sw], x;
-			uint16_t vls;
-			uint8_t st, out_port;
-			int sl;
-
-			if (!n)
-				continue;
-			n -= sw == own;
-			out->pairs += n;
-			if (dsi == RT_NONE || c.comp[sw] != c.comp[dsi]) {
-				out->disconnected += n;	/* nothing to route */
-				continue;
-			}
-			st = resolve(&c, sw, dst, dst->num == 0 ? dsi : RT_NONE);
-			if (st != ST_OK) {
-				if (st == ST_LOOP)
-					out->loops += n;
-				else
-					out->unreachable += n;
-				continue;
-			}
-			/* route_path_sl(), knowing the sources' switch */
-			sl = rt_path_sl_sw(r, sw, (uint16_t)lid);
-			if (c.hops[sw] + c.has_ca[sw] > out->max_hops)
-				out->max_hops = c.hops[sw] + c.has_ca[sw];
-			if (!c.inj_noted[(size_t)sw * ROUTE_NUM_SLS + sl]) {
-				uint16_t m = c.inj[(size_t)sw * ROUTE_NUM_SLS + sl];
-
-				c.inj_noted[(size_t)sw * ROUTE_NUM_SLS + sl] = 1;
-				for (uint8_t v = 0; v < NVL; v++)
-					if (m & (1u << v))
-						note_vl(&c, v);
-			}
-			out_port = c.row[sw];
-			if (out_port == 0)
-				continue;
-			vls = fan_out(&c, sw, out_port, sl);
-			if (c.err) {
-				ret = c.err;
-				goto out;
-			}
-			x = c.swbase[sw] + out_port;
-			if (c.nbr[x] >= NB_END)
-				continue;
-			/* From the first link on, sources that took it on one VL share the path */
-			for (uint8_t v = 0; v < NVL; v++) {
-				if (!(vls & (1u << v)))
-					continue;
-				ret = walk_deps(&c, c.nbr[x], c.nbport[x], chan(c.gp[x], v), sl);
-				if (ret < 0)
-					goto out;
-			}
-		}
-		if (dsw)
-			count_loads(&c);
 	}
+	par_for(nblocks, chunk, check_blocks, w);
+	c = w[0];
+	ret = c.err;
+	for (unsigned int i = 1; ret == 0 && i < nw; i++)
+		ret = merge(&c, &w[i]);
+	if (ret < 0)
+		goto out;
+	count_noted(&c);
 	ret = find_cycle(&c, &out->acyclic);
 	if (ret < 0)
 		goto out;
@@ -915,6 +1099,10 @@ int route_check(const struct fabric *f, const struct route_result *r, struct rou
 	out->mean_link_routes = links ? (double)sum / links : 0;
 	ret = 0;
 out:
+	for (unsigned int i = 1; w && i < nw; i++)
+		thread_free(&w[i]);
+	free(w);
+	free(wout);
 	checker_free(&c);
 	return ret;
 }

@@ -316,18 +316,22 @@ static void tree_sssp(struct dfree *dc, const struct rt_dest *d, uint32_t rot)
 	}
 }
 
-/* Route destination i, adding its routes to the loads */
-static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i)
+/*
+ * Route destination i, adding its routes to the loads; updn: its up/down
+ * DAG (made ahead, rt_updn_pipe), as rt_updn_tree would make it
+ */
+static void tree_build(struct dfree *dc, enum df_mode mode, uint32_t i, const struct rt_dag *updn)
 {
 	const struct rt_dest *d = &dc->g.dest[i];
-	const struct rt_dag *dag = mode == DF_MINIMAL ? &dc->dag : &dc->updn.dag;
+	const struct rt_dag *dag = mode == DF_MINIMAL ? &dc->dag : updn;
 
 	rt_sib_mark(&dc->g, d);
 	if (mode == DF_MINIMAL) {
 		rt_dag_minimal(&dc->dag, &dc->g, d->sw);
 		rt_dag_tree(&dc->dag, &dc->g, d, &dc->l, true, i, dc->cost, dc->fin, dc->nxt);
 	} else if (mode == DF_UPDN) {
-		rt_updn_tree(&dc->g, &dc->updn, d, &dc->l, true, dc->nxt);
+		rt_dag_tree(updn, &dc->g, d, &dc->l, true, d->lid, dc->updn.cost, dc->updn.fin,
+			    dc->nxt);
 	}
 	if (mode != DF_SSSP) {
 		/* Every switch takes a DAG arc one hop nearer: its hops are the DAG's */
@@ -361,6 +365,7 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 {
 	size_t len = (size_t)dc->S * dc->lidlen;
 	uint8_t *keep = NULL;
+	uint32_t *roots = NULL, nroots = 0;
 	uint32_t bm = 0, bmc = 0;
 	uint64_t bt = 0;
 	unsigned int best = 0;
@@ -372,22 +377,46 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 		if (!keep)
 			return -ENOMEM;
 	}
+	/* Up/down: the destinations' switches in turn, their DAGs made ahead */
+	if (mode == DF_UPDN) {
+		roots = malloc((dc->g.ndest + 1) * sizeof(*roots));
+		if (!roots) {
+			free(keep);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < dc->g.ndest; i++)
+			if (!nroots || roots[nroots - 1] != dc->g.dest[i].sw)
+				roots[nroots++] = dc->g.dest[i].sw;
+	}
 	df_reset(dc);
 	for (unsigned int p = 0; p < passes; p++) {
-		uint32_t m, mc;
+		struct rt_updn_pipe *pipe = NULL;
+		uint32_t m, mc, j = 0;
 		uint64_t t;
 
+		if (mode == DF_UPDN && rt_updn_pipe_new(&dc->g, &dc->updn, roots, nroots, &pipe) < 0) {
+			free(roots);
+			free(keep);
+			return -ENOMEM;
+		}
 		for (uint32_t i = 0; i < dc->g.ndest; i++) {
 			const struct rt_dest *d = &dc->g.dest[i];
+			const struct rt_dag *updn = NULL;
 
 			if (p > 0) {
 				rt_tree_read(&dc->g, d, dc->nxt);
 				rt_loads_tree(&dc->l, &dc->g, d, dc->nxt, dc->depth, dc->order,
 					      dc->scratch, -1);
 			}
-			tree_build(dc, mode, i);
+			if (pipe) {
+				if (roots[j] != d->sw)
+					j++;
+				updn = rt_updn_pipe_dag(pipe, j);
+			}
+			tree_build(dc, mode, i, updn);
 			rt_tree_write(&dc->g, d, dc->nxt);
 		}
+		rt_updn_pipe_free(pipe);
 		if (passes == 1)
 			break;
 		load_summary(dc, &m, &mc, &t);
@@ -405,6 +434,7 @@ static int route_all(struct dfree *dc, enum df_mode mode, unsigned int passes)
 		rt_loads_copy(&dc->l, &dc->keep);
 	}
 	free(keep);
+	free(roots);
 	if (mode == DF_SSSP)
 		dc->known_hops = RT_NONE;
 	return 0;

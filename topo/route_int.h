@@ -360,6 +360,17 @@ void rt_updn_free(struct rt_updn *u);
  * go on), the others go up; shortest paths in both cases.
  */
 void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u, uint32_t root);
+/*
+ * The DAGs of roots[0..n) in turn, made ahead on a thread of their own when
+ * par_threads() allows (the same DAGs as rt_dag_updn's). rt_updn_pipe_dag(j)
+ * waits for roots[j]'s and holds it until it asks for a later one; j only
+ * grows. u must outlive the pipe (its order is shared).
+ */
+struct rt_updn_pipe;
+int rt_updn_pipe_new(const struct rt_graph *g, const struct rt_updn *u, const uint32_t *roots,
+		     uint32_t n, struct rt_updn_pipe **out);
+const struct rt_dag *rt_updn_pipe_dag(struct rt_updn_pipe *p, uint32_t j);
+void rt_updn_pipe_free(struct rt_updn_pipe *p);
 /* Balanced up*\/down* tree toward d (rt_dag_tree over u's DAG) */
 void rt_updn_tree(const struct rt_graph *g, struct rt_updn *u, const struct rt_dest *d,
 		  struct rt_loads *l, bool account, uint32_t *nxt);

@@ -22,10 +22,12 @@
  * force all inter-pod traffic through itself).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "topo/route_int.h"
+#include "util/par.h"
 
 void rt_updn_free(struct rt_updn *u)
 {
@@ -230,6 +232,129 @@ void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u
 		}
 	}
 	dag->off[dag->n] = k;
+}
+
+/*
+ * The DAGs of a list of roots, made ahead on a thread of their own: a
+ * destination's DAG depends on its switch alone, never on the loads the
+ * trees before it added, so making it while those trees are balanced
+ * changes nothing in the routes. RT_PIPE_DEPTH DAGs are kept at once.
+ */
+#define RT_PIPE_DEPTH	4
+
+struct rt_updn_pipe {
+	const struct rt_graph *g;
+	struct rt_updn w;		/* rank and bylevel shared; dd and cnt its own */
+	const uint32_t *roots;
+	uint32_t n;
+	struct rt_dag dag[RT_PIPE_DEPTH];
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint32_t made;			/* roots[0 .. made) have their DAG */
+	uint32_t used;			/* the caller holds roots[used]'s */
+	uint32_t held;			/* the caller's last j (its thread only) */
+	bool stop;
+};
+
+static void *pipe_main(void *arg)
+{
+	struct rt_updn_pipe *p = arg;
+
+	for (uint32_t j = 0; j < p->n; j++) {
+		struct rt_dag *dag = &p->dag[j % RT_PIPE_DEPTH];
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->stop && j >= p->used + RT_PIPE_DEPTH)
+			pthread_cond_wait(&p->cv, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+		if (p->stop)
+			break;
+		dag->root = RT_NONE;
+		rt_dag_updn(dag, p->g, &p->w, p->roots[j]);
+		pthread_mutex_lock(&p->mu);
+		p->made = j + 1;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	return NULL;
+}
+
+void rt_updn_pipe_free(struct rt_updn_pipe *p)
+{
+	if (!p)
+		return;
+	if (p->started) {
+		pthread_mutex_lock(&p->mu);
+		p->stop = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+		pthread_join(p->thread, NULL);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	for (unsigned int i = 0; i < RT_PIPE_DEPTH; i++)
+		rt_dag_free(&p->dag[i]);
+	free(p->w.dd);
+	free(p->w.cnt);
+	free(p);
+}
+
+int rt_updn_pipe_new(const struct rt_graph *g, const struct rt_updn *u, const uint32_t *roots,
+		     uint32_t n, struct rt_updn_pipe **out)
+{
+	struct rt_updn_pipe *p = calloc(1, sizeof(*p));
+	bool ok;
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	p->g = g;
+	p->w = *u;
+	p->w.dd = malloc(((size_t)g->nsw + 1) * sizeof(*p->w.dd));
+	p->w.cnt = malloc(((size_t)g->nsw + 2) * sizeof(*p->w.cnt));
+	p->roots = roots;
+	p->n = n;
+	p->held = RT_NONE;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	ok = p->w.dd && p->w.cnt;
+	for (unsigned int i = 0; ok && i < RT_PIPE_DEPTH; i++)
+		ok = rt_dag_init(&p->dag[i], g) == 0;
+	if (!ok) {
+		rt_updn_pipe_free(p);
+		return -ENOMEM;
+	}
+	/* One thread only: each DAG is made when asked for */
+	if (par_threads() > 1 && n > 1)
+		p->started = pthread_create(&p->thread, NULL, pipe_main, p) == 0;
+	*out = p;
+	return 0;
+}
+
+const struct rt_dag *rt_updn_pipe_dag(struct rt_updn_pipe *p, uint32_t j)
+{
+	struct rt_dag *dag = &p->dag[j % RT_PIPE_DEPTH];
+
+	if (!p->started) {
+		if (dag->root != p->roots[j] || p->made <= j) {
+			dag->root = RT_NONE;
+			rt_dag_updn(dag, p->g, &p->w, p->roots[j]);
+			p->made = j + 1;
+		}
+		return dag;
+	}
+	if (j == p->held)
+		return dag;
+	p->held = j;
+	pthread_mutex_lock(&p->mu);
+	p->used = j;
+	pthread_cond_broadcast(&p->cv);
+	while (p->made <= j)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+	return dag;
 }
 
 void rt_updn_tree(const struct rt_graph *g, struct rt_updn *u, const struct rt_dest *d,

@@ -10,6 +10,15 @@
 #   tests/bench/bench.sh                    # ft3 16: 320 switches, 1024 hosts
 #   tests/bench/bench.sh ft2 36
 #   RUNS=3 tests/bench/bench.sh random --switches 100 --seed 5
+#   tests/bench/bench.sh --bringup          # the bring-up table (see below)
+#
+# --bringup: 3-level fat-trees side by side, smd and opensm at k = 16, 24,
+# 32 and 40 (BRINGUP_BOTH), smd alone at k = 48 (BRINGUP_SMD); one table
+# with wall seconds, peak RSS and SMPs of each, their ratio, smd's own
+# phase times (its "sweep phases" log line: discover, route, ports with
+# the P_Key tables, LFTs, activate, save) and its routing log line
+# (compute, verifier), and the load average when each row started
+# (the README's bring-up table comes from it).
 #
 # Environment:
 #   SMD       smd binary (default: ./smd/smd under the repo root); run as
@@ -34,6 +43,13 @@ SMS=${SMS:-smd opensm}
 RUNS=${RUNS:-1}
 CHECK=${CHECK:-1}
 SM_TIMEOUT=${SM_TIMEOUT:-900}
+BRINGUP=0
+if [ "${1:-}" = --bringup ]; then
+	BRINGUP=1
+	shift
+	BRINGUP_BOTH=${BRINGUP_BOTH-16 24 32 40}
+	BRINGUP_SMD=${BRINGUP_SMD-48}
+fi
 [ $# -gt 0 ] || set -- ft3 16
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/smdbench.XXXXXX")
@@ -66,13 +82,15 @@ else
 fi
 
 net="$work/fabric.net"
-python3 "$root/tests/gen/topogen.py" "$@" -o "$net"
+tag=
+[ "$BRINGUP" = 1 ] || python3 "$root/tests/gen/topogen.py" "$@" -o "$net"
 
 # --- one SM run -----------------------------------------------------------------
-# run_sm NAME RUN: fresh simulator, run the SM, record secs/smps/rss/status.
+# run_sm NAME RUN: fresh simulator, run the SM, record secs/smps/rss/status
+# in $work/$tag$NAME.$RUN.
 run_sm() {
 	local name=$1 run=$2 d rc=0 t0 t1 cmd=()
-	d="$work/$name.$run"
+	d="$work/$tag$name.$run"
 	mkdir -p "$d"
 	case $name in
 	smd)
@@ -123,6 +141,8 @@ run_sm() {
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'; }
 
 declare -A res_secs res_smps res_rss res_check
+# run_all: every SM of $SMS, RUNS times each, on $net; results in res_*
+run_all() {
 for name in $SMS; do
 	case $name in
 	smd)
@@ -142,14 +162,76 @@ for name in $SMS; do
 	done
 	failed=0
 	for run in $(seq 1 "$RUNS"); do
-		[ "$(cat "$work/$name.$run/rc")" = 0 ] || failed=1
+		[ "$(cat "$work/$tag$name.$run/rc")" = 0 ] || failed=1
 	done
-	res_secs[$name]=$(cat "$work/$name".*/secs | median)
-	res_smps[$name]=$(cat "$work/$name.$RUNS/smps")
-	res_rss[$name]=$(cat "$work/$name".*/rss | sort -g | tail -n 1)
-	res_check[$name]=$(cat "$work/$name.$RUNS/check" 2>/dev/null || echo "-")
+	res_secs[$name]=$(cat "$work/$tag$name".*/secs | median)
+	res_smps[$name]=$(cat "$work/$tag$name.$RUNS/smps")
+	res_rss[$name]=$(cat "$work/$tag$name".*/rss | sort -g | tail -n 1)
+	res_check[$name]=$(cat "$work/$tag$name.$RUNS/check" 2>/dev/null || echo "-")
 	[ "$failed" = 0 ] || res_check[$name]="${res_check[$name]}(exit!=0)"
 done
+}
+
+# smd's phase times (last run): "discover D, route R (compute C + verify V), ..."
+smd_phases() {
+	local out="$work/${tag}smd.$RUNS/sm.out"
+
+	[ -f "$out" ] || { echo "-"; return; }
+	awk '
+	/routing \(.*\): .* in [0-9.]+ s \(verified in/ {
+		for (i = 1; i <= NF; i++) {
+			if ($i == "in" && $(i + 2) == "s" && c == "") c = $(i + 1)
+			if ($i == "(verified") { v = $(i + 2) }
+		}
+	}
+	/sweep phases:/ {
+		sub(/.*sweep phases: /, ""); sub(/;.*/, "")
+		n = split($0, ph, ", ")
+		for (i = 1; i <= n; i++) { split(ph[i], kv, " "); t[kv[1]] = kv[2] }
+	}
+	END {
+		printf "discover %.2f, route %.2f (%s + verify %s), ports %.2f, lfts %.2f, " \
+		       "activate %.2f, save %.2f", t["discover"], t["route"], c, v,
+		       t["pkeys"] + t["ports"], t["lfts"], t["activate"], t["save"]
+	}' "$out"
+}
+
+if [ "$BRINGUP" = 1 ]; then
+	rows="$work/rows"
+	: >"$rows"
+	for k in $BRINGUP_BOTH $BRINGUP_SMD; do
+		tag="k$k."
+		net="$work/ft3_$k.net"
+		python3 "$root/tests/gen/topogen.py" ft3 "$k" -o "$net" >/dev/null
+		load=$(cut -d' ' -f1 /proc/loadavg)
+		both=0
+		for b in $BRINGUP_BOTH; do [ "$b" = "$k" ] && both=1; done
+		res_secs=() res_smps=() res_rss=() res_check=()
+		if [ "$both" = 1 ]; then SMS="smd opensm" run_all; else SMS=smd run_all; fi
+		awk -v k="$k" -v load="$load" -v s1="${res_secs[smd]:--}" \
+		    -v m1="${res_smps[smd]:--}" -v r1="${res_rss[smd]:--}" \
+		    -v c1="${res_check[smd]:--}" -v s2="${res_secs[opensm]:--}" \
+		    -v m2="${res_smps[opensm]:--}" -v r2="${res_rss[opensm]:--}" \
+		    -v c2="${res_check[opensm]:--}" -v ph="$(smd_phases)" '
+		function sm(s, m, r, c) {
+			if (s == "-") return "-"
+			return sprintf("%.2f s, %.0fk SMPs, %.0f MB%s", s, m / 1000, r,
+				       c == "PASS" || c == "-" ? "" : ", check " c)
+		}
+		BEGIN {
+			printf "| k=%s, %d switches, %d hosts | %s | %s | %s | %s | %s |\n",
+			       k, 5 * k * k / 4, k * k * k / 4, sm(s1, m1, r1, c1), sm(s2, m2, r2, c2),
+			       (s2 != "-" && s2 + 0 > 0) ? sprintf("%.2fx", s1 / s2) : "-", ph, load
+		}' >>"$rows"
+		tail -n 1 "$rows" >&2
+	done
+	echo
+	echo "| 3-level fat-tree | smd | opensm | smd/opensm | smd phases (s) | load |"
+	echo "| --- | --- | --- | --- | --- | --- |"
+	cat "$rows"
+	exit 0
+fi
+run_all
 
 echo
 echo "fabric: $(sed -n 2p "$net" | sed 's/^# //')"

@@ -30,20 +30,20 @@ ctl status >"$tmp/st.txt" || true
 ctl --json status >"$tmp/st.json" || true
 grep '^smp_' "$tmp/st.txt"
 check grep -qx "status: ok" "$tmp/st.txt"
-# "smp_window: SIZE (floor 4, ceiling 32, known good K; ...)"
-size=$(sed -n 's/^smp_window: \([0-9]*\) (floor 4, ceiling 32, known good \([0-9]*\);.*/\1/p' "$tmp/st.txt")
+# "smp_window: SIZE (floor 4, ceiling 64, known good K; ...)"
+size=$(sed -n 's/^smp_window: \([0-9]*\) (floor 4, ceiling 64, known good \([0-9]*\);.*/\1/p' "$tmp/st.txt")
 check test -n "$size"
-check test "${size:-0}" -ge 4 -a "${size:-99}" -le 32
+check test "${size:-0}" -ge 4 -a "${size:-99}" -le 64
 shrinks=$(sed -n 's/^smp_window_shrinks: \([0-9]*\).*/\1/p' "$tmp/st.txt")
 check test "${shrinks:-0}" -ge 1
 presumed=$(sed -n 's/^smp_presumed_lost: \([0-9]*\) .*/\1/p' "$tmp/st.txt")
 check test "${presumed:-0}" -ge 1
 # The JSON says the same (the window may have moved in between: not its size)
-check test "$(get "$tmp/st.json" 'd["smp_window"]["min"], d["smp_window"]["max"], d["smp_window"]["fixed"]')" = "(4, 32, False)"
+check test "$(get "$tmp/st.json" 'd["smp_window"]["min"], d["smp_window"]["max"], d["smp_window"]["fixed"]')" = "(4, 64, False)"
 check test "$(get "$tmp/st.json" 'd["smp_window"]["shrinks"] >= 1')" = True
 check test "$(get "$tmp/st.json" 'd["smp_window"]["last_shrink_ago"] >= 0')" = True
 check test "$(get "$tmp/st.json" 'd["smp_window"]["presumed_lost"] >= '"${presumed:-1}")" = True
-check test "$(get "$tmp/st.json" '4 <= d["smp_window"]["size"] <= d["smp_window"]["known_good"] + 1 <= 33')" = True
+check test "$(get "$tmp/st.json" '4 <= d["smp_window"]["size"] <= d["smp_window"]["known_good"] + 1 <= 65')" = True
 # Every SMP was answered in the end, and the loop saw losses
 check grep -Eq "SMPs \([1-9][0-9]* timed out, 0 unanswered\)" "$tmp/out"
 check smd_stop
