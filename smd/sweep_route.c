@@ -265,10 +265,8 @@ struct lft_diff {
 	uint8_t *port;
 };
 
-static uint8_t lft_was(const struct fabric *old, const struct fab_node *n, uint32_t lid)
+static uint8_t lft_was(const struct fab_node *o, uint32_t lid)
 {
-	const struct fab_node *o = fabric_find(old, n->guid);
-
 	return o && lid < o->lft_len ? o->lft[lid] : LFT_PORT_NONE;
 }
 
@@ -278,10 +276,10 @@ static int lft_diff_save(const struct fabric *old, const struct fabric *f, struc
 
 	memset(d, 0, sizeof(*d));
 	for (size_t s = 0; s < f->nswitches; s++) {
-		const struct fab_node *x = f->switches[s];
+		const struct fab_node *x = f->switches[s], *o = fabric_find(old, x->guid);
 
 		for (uint32_t lid = 0; lid < x->lft_len; lid++)
-			n += x->lft[lid] != lft_was(old, x, lid);
+			n += x->lft[lid] != lft_was(o, lid);
 	}
 	d->sw = malloc((n + 1) * sizeof(*d->sw));
 	d->lid = malloc((n + 1) * sizeof(*d->lid));
@@ -289,10 +287,10 @@ static int lft_diff_save(const struct fabric *old, const struct fabric *f, struc
 	if (!d->sw || !d->lid || !d->port)
 		return -ENOMEM;
 	for (size_t s = 0; s < f->nswitches; s++) {
-		const struct fab_node *x = f->switches[s];
+		const struct fab_node *x = f->switches[s], *o = fabric_find(old, x->guid);
 
 		for (uint32_t lid = 0; lid < x->lft_len; lid++) {
-			if (x->lft[lid] == lft_was(old, x, lid))
+			if (x->lft[lid] == lft_was(o, lid))
 				continue;
 			d->sw[d->n] = (uint32_t)s;
 			d->lid[d->n] = (uint16_t)lid;
@@ -307,9 +305,10 @@ static void lft_diff_restore(const struct fabric *old, struct fabric *f, const s
 {
 	for (size_t s = 0; s < f->nswitches; s++) {
 		struct fab_node *x = f->switches[s];
+		const struct fab_node *o = fabric_find(old, x->guid);
 
 		for (uint32_t lid = 0; lid < x->lft_len; lid++)
-			x->lft[lid] = lft_was(old, x, lid);
+			x->lft[lid] = lft_was(o, lid);
 	}
 	for (size_t i = 0; i < d->n; i++) {
 		struct fab_node *x = f->switches[d->sw[i]];
