@@ -91,6 +91,7 @@ struct smd {
 	struct route_result *routes;	/* its routes' SLs and SL-to-VL tables */
 	bool routes_repairable;		/* they are deadlock-free: route_repair may start from them */
 	char routes_engine[32];		/* the engine they come from */
+	uint32_t routes_base_max;	/* busiest link of the routes last computed afresh (0: none) */
 	bool route_full;		/* this sweep computes routes afresh (asked for) */
 	struct sa *sa;			/* answers from fabric once the subnet is up */
 	struct sa_env sa_env;

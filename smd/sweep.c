@@ -192,6 +192,7 @@ static int sweep_end(struct sweep *sw)
 		sw->f = NULL;
 		sw->routes = NULL;
 		smd->routes_repairable = sw->repairable;
+		smd->routes_base_max = sw->base_max;
 		snprintf(smd->routes_engine, sizeof(smd->routes_engine), "%s", sw->engine);
 		mcast_sweep_end(smd, sw->forest);
 		sw->forest = NULL;

@@ -108,10 +108,15 @@ struct sweep {
 		int used;
 		struct route_check chk;
 		double t_compute, t_verify, seconds;
+		uint32_t base_max;	/* busiest link of the routes last computed afresh */
+		bool compared;		/* repaired routes were unbalanced: computed afresh too */
+		bool afresh_better;	/* ... and those are used */
+		uint32_t repaired_max, afresh_max;	/* the busiest links compared */
 	} route;
 	struct route_result *routes;	/* SLs and SL-to-VL tables of this sweep's routes */
 	char engine[32];		/* the engine the routes come from (repaired or not) */
 	bool repairable;		/* deadlock-free: the next sweep may repair them */
+	uint32_t base_max;		/* the next sweep's route.base_max */
 	unsigned int vls;		/* data VLs the routes use */
 	struct vl_plan {
 		bool sl2vl;		/* program SL-to-VL tables */

@@ -272,6 +272,7 @@ int sweep_route_enter(struct sweep *sw)
 	rt->try_repair = smd->cfg.routing_repair && smd->routes_repairable && !smd->route_full &&
 			 smd->fabric && smd->routes;
 	rt->repair_r = 1;
+	rt->base_max = smd->routes_base_max;
 	return 0;
 }
 
@@ -283,6 +284,113 @@ static bool routes_safe(const struct sweep_route *rt, const struct route_result 
 	if (rt->repair_r == 0 && rt->verify_r == 0)
 		return true;
 	return rt->used >= 0 && rt->att[rt->used].engine->deadlock_free && rt->att[rt->used].acyclic;
+}
+
+/* LFT entries that differ from the last model's: what a repair wrote */
+struct lft_diff {
+	size_t n;
+	uint32_t *sw;
+	uint16_t *lid;
+	uint8_t *port;
+};
+
+static uint8_t lft_was(const struct fab_node *o, uint32_t lid)
+{
+	return o && lid < o->lft_len ? o->lft[lid] : LFT_PORT_NONE;
+}
+
+static int lft_diff_save(const struct fabric *old, const struct fabric *f, struct lft_diff *d)
+{
+	size_t n = 0;
+
+	memset(d, 0, sizeof(*d));
+	for (size_t s = 0; s < f->nswitches; s++) {
+		const struct fab_node *x = f->switches[s], *o = fabric_find(old, x->guid);
+
+		for (uint32_t lid = 0; lid < x->lft_len; lid++)
+			n += x->lft[lid] != lft_was(o, lid);
+	}
+	d->sw = malloc((n + 1) * sizeof(*d->sw));
+	d->lid = malloc((n + 1) * sizeof(*d->lid));
+	d->port = malloc(n + 1);
+	if (!d->sw || !d->lid || !d->port)
+		return -ENOMEM;
+	for (size_t s = 0; s < f->nswitches; s++) {
+		const struct fab_node *x = f->switches[s], *o = fabric_find(old, x->guid);
+
+		for (uint32_t lid = 0; lid < x->lft_len; lid++) {
+			if (x->lft[lid] == lft_was(o, lid))
+				continue;
+			d->sw[d->n] = (uint32_t)s;
+			d->lid[d->n] = (uint16_t)lid;
+			d->port[d->n++] = x->lft[lid];
+		}
+	}
+	return 0;
+}
+
+/* The repaired LFTs again, over whatever an engine wrote since */
+static void lft_diff_restore(const struct fabric *old, struct fabric *f, const struct lft_diff *d)
+{
+	for (size_t s = 0; s < f->nswitches; s++) {
+		struct fab_node *x = f->switches[s];
+		const struct fab_node *o = fabric_find(old, x->guid);
+
+		for (uint32_t lid = 0; lid < x->lft_len; lid++)
+			x->lft[lid] = lft_was(o, lid);
+	}
+	for (size_t i = 0; i < d->n; i++) {
+		struct fab_node *x = f->switches[d->sw[i]];
+
+		if (d->lid[i] < x->lft_len)
+			x->lft[d->lid[i]] = d->port[i];
+	}
+}
+
+static void lft_diff_free(struct lft_diff *d)
+{
+	free(d->sw);
+	free(d->lid);
+	free(d->port);
+}
+
+/*
+ * Repaired routes that lost the balance (route_repair_balanced): routes
+ * computed afresh as well, on the worker, and the ones with the less busy
+ * busiest link kept (the repaired ones on a tie: they move fewer flows).
+ * The afresh ones must be deadlock-free by their engine and the verifier,
+ * as the repaired ones are. Returns the routes kept.
+ */
+static struct route_result *route_balance(struct sweep *sw, struct route_result *rres)
+{
+	struct sweep_route *rt = &sw->route;
+	struct route_stats rs = sw->rs;
+	struct route_check chk = rt->chk;
+	struct route_result *fresh = NULL;
+	struct lft_diff d;
+
+	if (lft_diff_save(sw->smd->fabric, sw->f, &d) < 0) {
+		lft_diff_free(&d);
+		return rres;
+	}
+	rt->compared = true;
+	rt->repaired_max = chk.max_link_routes;
+	rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &fresh, &rt->chk,
+				      rt->att, 8, &rt->tried);
+	rt->afresh_max = rt->used >= 0 ? rt->chk.max_link_routes : 0;
+	if (rt->used >= 0 && rt->att[rt->used].engine->deadlock_free &&
+	    rt->att[rt->used].acyclic && rt->afresh_max < rt->repaired_max) {
+		rt->afresh_better = true;
+		route_result_free(rres);
+		rres = fresh;
+	} else {
+		route_result_free(fresh);
+		lft_diff_restore(sw->smd->fabric, sw->f, &d);
+		sw->rs = rs;
+		rt->chk = chk;
+	}
+	lft_diff_free(&d);
+	return rres;
 }
 
 /*
@@ -310,6 +418,8 @@ int sweep_route_work(struct sweep *sw)
 				rres = NULL;
 			}
 		}
+		if (rres && !route_repair_balanced(rt->chk.max_link_routes, rt->base_max))
+			rres = route_balance(sw, rres);
 	}
 	if (!rres)
 		rt->used = route_compute_list(rt->list, sw->f, &rt->opts, &sw->rs, &rres, &rt->chk,
@@ -339,7 +449,8 @@ int sweep_route_done(struct sweep *sw)
 	struct route_stats *rs = &sw->rs;
 	struct route_check chk = rt->chk;
 	double t_compute = rt->t_compute, t_verify = rt->t_verify;
-	bool acyclic = true, repaired = rt->repair_r == 0 && rt->verify_r == 0;
+	bool acyclic = true;
+	bool repaired = rt->repair_r == 0 && rt->verify_r == 0 && !rt->afresh_better;
 	const char *engine = sw->smd->routes_engine;
 
 	if (rt->repair_r == 0 && rt->verify_r < 0)
@@ -349,10 +460,17 @@ int sweep_route_done(struct sweep *sw)
 	else if (rt->repair_r < 0)
 		log_warn("routing: repair failed (%s); computing routes afresh",
 			 strerror(-rt->repair_r));
+	if (rt->compared)
+		log_info("routing: the repaired routes carry up to %u routes over one link, more "
+			 "than 3/2 of the %u of the routes last computed afresh; routes computed "
+			 "afresh carry up to %u%s: %s", rt->repaired_max, rt->base_max,
+			 rt->afresh_max, rt->used < 0 ? " (failed)" : "",
+			 rt->afresh_better ? "used instead" : "the repaired ones kept");
 	if (repaired) {
 		snprintf(sw->engine, sizeof(sw->engine), "%s", engine);
 		snprintf(res->engine, sizeof(res->engine), "%s, repaired", engine);
 		sw->repairable = true;
+		sw->base_max = rt->base_max;
 	} else {
 		int used = rt->used;
 
@@ -364,7 +482,9 @@ int sweep_route_done(struct sweep *sw)
 			return used;
 		}
 		snprintf(sw->engine, sizeof(sw->engine), "%s", rt->att[used].name);
-		snprintf(res->engine, sizeof(res->engine), "%s", rt->att[used].name);
+		snprintf(res->engine, sizeof(res->engine), "%s%s", rt->att[used].name,
+			 rt->afresh_better ? ", afresh: repair unbalanced" : "");
+		sw->base_max = chk.max_link_routes;
 		t_compute = rt->att[used].compute_s;
 		t_verify = rt->att[used].verify_s;
 		acyclic = rt->att[used].acyclic;

@@ -211,6 +211,13 @@ struct route_repair_info {
 int route_repair(const struct fabric *old, const struct route_result *old_res,
 		 struct fabric *f, const struct route_opts *opts, struct route_stats *st,
 		 struct route_result **res, struct route_repair_info *info);
+/*
+ * Whether repaired routes whose busiest link carries max (CA port, LID)
+ * routes keep the balance of the routes last computed afresh, whose busiest
+ * link carried base (0: not known, taken as kept): at most 3/2 of it. When
+ * not, the caller computes routes afresh as well and keeps the better.
+ */
+bool route_repair_balanced(uint32_t max, uint32_t base);
 
 /* Monotonic clock in seconds, for timing what routing takes */
 double route_now(void);

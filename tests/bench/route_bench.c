@@ -17,7 +17,10 @@
  * part: cables or switches gone, the same GUIDs) with the engine, bring
  * NETFILE up with INTACT's LIDs, and time route_repair of those routes
  * instead of the engine (engine "repair" in the output; "failed" with
- * route_repair's reason when it declines, as smd would then route afresh).
+ * route_repair's reason when it declines, as smd would then route afresh),
+ * followed by "intact_max N balanced B": the busiest link of INTACT's
+ * routes and whether the repaired ones stay within route_repair_balanced of
+ * it (when not, smd computes routes afresh as well and keeps the better).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -196,6 +199,14 @@ int main(int argc, char **argv)
 	       check ? chk.acyclic : -1, (unsigned long long)chk.loops,
 	       (unsigned long long)chk.unreachable, chk.vls_used,
 	       (unsigned long long)chk.dependencies, st.escape_lids, st.method ? st.method : "");
+	if (intact) {
+		struct route_check chk0;
+
+		memset(&chk0, 0, sizeof(chk0));
+		r = route_check(f0, res0, &chk0);
+		printf("intact_max %u balanced %d\n", chk0.max_link_routes,
+		       r == 0 && route_repair_balanced(st.max_link_routes, chk0.max_link_routes));
+	}
 	if (dump && (r = dump_lfts(f, dump)) < 0)
 		fprintf(stderr, "route_bench: %s: %s\n", dump, strerror(-r));
 	route_result_free(res);

@@ -26,7 +26,10 @@
 #                 without --cut and --cut-switches) with dfree on V VLs and
 #                 repairs those routes (route_repair) onto the degraded one:
 #                 "-" on intact fabrics, "no" where repair declines (smd then
-#                 routes afresh: the dfree cell)
+#                 routes afresh: the dfree cell), "unbal" after the cell where
+#                 the repaired busiest link carries more than 3/2 of the
+#                 intact routes' (route_repair_balanced: smd then computes
+#                 afresh as well and uses the better)
 #   ROUTE_BENCH   the route_bench binary (default: tests/bench/route_bench,
 #                 brought up to date with make first)
 #   KEEP=1        keep the work dir (fabrics, opensm logs and dumps)
@@ -61,7 +64,7 @@ if [ $# -eq 0 ]; then
 		"random --switches 140 --seed 6" "random --switches 160 --seed 7" \
 		"random --switches 180 --seed 8" "random --switches 200 --seed 9" \
 		"ft3 16 --cut 2" "ft3 16 --cut 5" "ft3 16 --cut-switches 2" \
-		"ft3 24 --cut 2" "ft3 24 --cut 5" "ft3 24"
+		"ft3 24 --cut 2" "ft3 24 --cut 5" "ft3 24 --cut-switches 2" "ft3 24"
 fi
 
 # (re)built unless given: it is a check program, "make" alone leaves it stale
@@ -129,6 +132,9 @@ smd_run() {
 	secs=$(echo "$out" | sed -n 's/.* seconds \([0-9.]*\) .*/\1/p')
 	status=ok
 	echo "$out" | grep -q ' acyclic 1 ' || status=cyclic
+	if echo "$out" | grep -q '^intact_max .* balanced 0'; then
+		status=unbal
+	fi
 	RES="$(python3 "$here/route_load.py" "$net" "$d/lfts.dump" |
 		awk '{ print $2, $6 }') $used $secs $status"
 }
@@ -191,15 +197,17 @@ for fab in "$@"; do
 			cell="-"
 		else
 			cell="$a/$c v$used"
-			[ "$st" = ok ] || cell="$cell!"
+			[ "$st" = unbal ] && cell="$cell unbal"
+			[ "$st" = ok ] || [ "$st" = unbal ] || cell="$cell!"
 		fi
 		if [ -n "$first" ] && [ -n "$best_a" ] && [ "$st" = ok ]; then
 			verdict=$(awk -v a="$a" -v c="$c" -v ba="$best_a" -v bc="$best_c" \
 				'BEGIN { printf "%.2fx/%.2fx", a / ba, c / bc }')
 		fi
-		if [ "$e" = repair ] && [ -n "$best_a" ] && [ "$st" = ok ]; then
+		if [ "$e" = repair ] && [ -n "$best_a" ] && { [ "$st" = ok ] || [ "$st" = unbal ]; }; then
 			verdict+=$(awk -v a="$a" -v ba="$best_a" \
 				'BEGIN { printf " repair %.2fx", a / ba }')
+			[ "$st" = ok ] || verdict+=" (unbalanced: smd also routes afresh)"
 		fi
 		first=
 		row+=$(printf ' %14s' "$cell")
