@@ -9,8 +9,8 @@
  * Every byte of the requests is written here from IBA 13.4.2 (MAD header),
  * 13.6.2 (RMPP header) and 15.2.1.1 (SA header). Output, at the end, one
  * line: "sent=N first_segments=N no_resources=N other_status=N aborts=N
- * most_alive=N", most_alive being the most transfers it held open at once
- * (first segment seen, no ABORT since).
+ * most_alive=N acks=N", most_alive being the most transfers it held open at
+ * once (first segment seen, no ABORT since), acks the ACKs it sent.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
 	static uint8_t alive[MAX_HOG];
 	unsigned int n, secs, attr = 0x0011;
 	unsigned long sent = 0, first = 0, nores = 0, other = 0, aborts = 0;
-	unsigned long alive_now = 0, most_alive = 0;
+	unsigned long alive_now = 0, most_alive = 0, acks = 0;
 	umad_port_t p;
 	uint8_t mad[MAD_SIZE], buf[sizeof(struct ib_user_mad) + MAD_SIZE];
 	double end, next_ack;
@@ -165,9 +165,10 @@ int main(int argc, char **argv)
 			put32(mad + 28, 1);
 			put32(mad + 32, 1);
 			send_mad(mad);
+			acks++;
 		}
 	}
 	printf("sent=%lu first_segments=%lu no_resources=%lu other_status=%lu aborts=%lu "
-	       "most_alive=%lu\n", sent, first, nores, other, aborts, most_alive);
+	       "most_alive=%lu acks=%lu\n", sent, first, nores, other, aborts, most_alive, acks);
 	return 0;
 }
