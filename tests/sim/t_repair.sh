@@ -86,8 +86,11 @@ check settle $((n + 1))
 grep "routing: the repaired routes carry" "$tmp/out" | tail -n 1
 grep "routing (" "$tmp/out" | tail -n 1
 check grep -q "routing (dfree, afresh: repair unbalanced): " "$tmp/out"
+# The status names the last sweep's routes: those, or a later sweep's (the
+# traps of eight links can bring a second heavy sweep, which repairs nothing)
+last=$(grep "routing (" "$tmp/out" | tail -n 1 | sed 's/.*routing (\([^)]*\)).*/\1/')
 "$SMCTL" --socket "$tmp/control" status >"$tmp/status" 2>&1
-check grep -q "routing: dfree, afresh: repair unbalanced" "$tmp/status"
+check grep -qF "routing: $last" "$tmp/status"
 if python3 "$here/checkvls.py" --smctl "$SMCTL" >"$tmp/check" 2>&1; then
 	ok "after the switch loss: $(head -1 "$tmp/check")"
 else
