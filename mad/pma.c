@@ -31,14 +31,7 @@ int pma_mad_encode(const struct pma_mad *m, uint8_t buf[MAD_SIZE])
 	if (h->mgmt_class != MAD_CLASS_PERF || h->class_version != PMA_CLASS_VERSION)
 		return -EINVAL;
 	memset(buf, 0, MAD_SIZE);
-	buf[0] = h->base_version;
-	buf[1] = h->mgmt_class;
-	buf[2] = h->class_version;
-	buf[3] = h->method;
-	SET(buf, 32, 16, h->status);
-	SET(buf, 64, 64, h->tid);
-	SET(buf, 128, 16, h->attr_id);
-	SET(buf, 160, 32, h->attr_mod);
+	mad_hdr_put(h, buf);
 	/* Bytes 24-63: reserved in PerfMgt MADs, the data starts at 64 (IBA 16.1) */
 	memcpy(buf + PMA_DATA_OFF, m->data, PMA_DATA_SIZE);
 	return 0;
@@ -51,17 +44,12 @@ int pma_mad_decode(const uint8_t *buf, size_t len, struct pma_mad *m)
 	memset(m, 0, sizeof(*m));
 	if (!buf || len != MAD_SIZE)
 		return -EBADMSG;
-	h->base_version = buf[0];
-	h->mgmt_class = buf[1];
-	h->class_version = buf[2];
-	h->method = buf[3];
+	mad_hdr_get(buf, h);
 	if (h->base_version != 1 || h->mgmt_class != MAD_CLASS_PERF ||
-	    h->class_version != PMA_CLASS_VERSION)
+	    h->class_version != PMA_CLASS_VERSION) {
+		memset(m, 0, sizeof(*m));
 		return -EBADMSG;
-	h->status = (uint16_t)GET(buf, 32, 16);
-	h->tid = GET(buf, 64, 64);
-	h->attr_id = (uint16_t)GET(buf, 128, 16);
-	h->attr_mod = (uint32_t)GET(buf, 160, 32);
+	}
 	memcpy(m->data, buf + PMA_DATA_OFF, PMA_DATA_SIZE);
 	return 0;
 }

@@ -23,16 +23,11 @@ int sa_mad_decode(const uint8_t *buf, size_t len, struct sa_mad *m)
 	if (!buf || len < SA_HDR_SIZE || len > MAD_SIZE)
 		return -EBADMSG;
 	memset(m, 0, sizeof(*m));
-	m->hdr.base_version = buf[0];
-	m->hdr.mgmt_class = buf[1];
-	m->hdr.class_version = buf[2];
-	m->hdr.method = buf[3];
-	if (m->hdr.base_version != 1 || m->hdr.mgmt_class != MAD_CLASS_SA)
+	mad_hdr_get(buf, &m->hdr);
+	if (m->hdr.base_version != 1 || m->hdr.mgmt_class != MAD_CLASS_SA) {
+		memset(m, 0, sizeof(*m));
 		return -EBADMSG;
-	m->hdr.status = GET(buf, 32, 16);
-	m->hdr.tid = GET(buf, 64, 64);
-	m->hdr.attr_id = GET(buf, 128, 16);
-	m->hdr.attr_mod = GET(buf, 160, 32);
+	}
 	m->rmpp.version = buf[24];
 	m->rmpp.type = buf[25];
 	m->rmpp.resp_time = GET(buf, 208, 5);
@@ -64,14 +59,7 @@ int sa_mad_encode(const struct sa_mad *m, uint8_t buf[MAD_SIZE])
 	if (m->hdr.mgmt_class != MAD_CLASS_SA)
 		return -EINVAL;
 	memset(buf, 0, MAD_SIZE);
-	buf[0] = m->hdr.base_version;
-	buf[1] = m->hdr.mgmt_class;
-	buf[2] = m->hdr.class_version;
-	buf[3] = m->hdr.method;
-	SET(buf, 32, 16, m->hdr.status);
-	SET(buf, 64, 64, m->hdr.tid);
-	SET(buf, 128, 16, m->hdr.attr_id);
-	SET(buf, 160, 32, m->hdr.attr_mod);
+	mad_hdr_put(&m->hdr, buf);
 	buf[24] = m->rmpp.version;
 	buf[25] = m->rmpp.type;
 	SET(buf, 208, 5, m->rmpp.resp_time);

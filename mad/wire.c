@@ -58,6 +58,30 @@ void wire_bits_set(uint8_t *buf, unsigned int bitoff, unsigned int width, uint64
 #define GET(buf, off, w)	wire_bits_get((buf), (off), (w))
 #define SET(buf, off, w, v)	wire_bits_set((buf), (off), (w), (uint64_t)(v))
 
+void mad_hdr_put(const struct mad_hdr *h, uint8_t *buf)
+{
+	buf[0] = h->base_version;
+	buf[1] = h->mgmt_class;
+	buf[2] = h->class_version;
+	buf[3] = h->method;
+	SET(buf, 32, 16, h->status);
+	SET(buf, 64, 64, h->tid);
+	SET(buf, 128, 16, h->attr_id);
+	SET(buf, 160, 32, h->attr_mod);
+}
+
+void mad_hdr_get(const uint8_t *buf, struct mad_hdr *h)
+{
+	h->base_version = buf[0];
+	h->mgmt_class = buf[1];
+	h->class_version = buf[2];
+	h->method = buf[3];
+	h->status = (uint16_t)GET(buf, 32, 16);
+	h->tid = GET(buf, 64, 64);
+	h->attr_id = (uint16_t)GET(buf, 128, 16);
+	h->attr_mod = (uint32_t)GET(buf, 160, 32);
+}
+
 /* MAD header: IBA 13.4.3 figure 144; DR SMP: 14.2.1.2 figure 147 */
 int smp_encode(const struct smp *smp, uint8_t buf[MAD_SIZE])
 {

@@ -45,6 +45,13 @@ uint64_t wire_bits_get(const uint8_t *buf, unsigned int bitoff, unsigned int wid
 void wire_bits_set(uint8_t *buf, unsigned int bitoff, unsigned int width, uint64_t val);
 
 /*
+ * The common MAD header of a GMP (LID routed, 16-bit status: IBA 13.4.3,
+ * figure 144), bytes 0-23 of buf; the class's own checks stay its codec's.
+ */
+void mad_hdr_put(const struct mad_hdr *h, uint8_t *buf);
+void mad_hdr_get(const uint8_t *buf, struct mad_hdr *h);
+
+/*
  * smp_decode() accepts exactly one whole MAD of an SMP class (LID routed or
  * directed route) and version 1; -EBADMSG for anything else. smp_encode()
  * writes MAD_SIZE bytes.
