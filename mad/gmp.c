@@ -6,9 +6,9 @@
 
 #include "mad/gmp.h"
 #include "mad/port.h"
+#include "mad/slot_list.h"
 #include "mad/txn.h"
 
-#define SLOT_NONE	UINT32_MAX
 #define TID_SLOT_BITS	16
 
 struct gmp_slot {
@@ -121,33 +121,7 @@ int gmp_submit(struct gmp_txn *t, const uint8_t req[MAD_SIZE], uint16_t dlid, ui
 	return 0;
 }
 
-static void list_unlink(struct gmp_txn *t, struct gmp_list *l, uint32_t i)
-{
-	struct gmp_slot *s = &t->slots[i];
-
-	if (s->prev != SLOT_NONE)
-		t->slots[s->prev].next = s->next;
-	else
-		l->head = s->next;
-	if (s->next != SLOT_NONE)
-		t->slots[s->next].prev = s->prev;
-	else
-		l->tail = s->prev;
-	s->prev = s->next = SLOT_NONE;
-}
-
-static void list_append(struct gmp_txn *t, struct gmp_list *l, uint32_t i)
-{
-	struct gmp_slot *s = &t->slots[i];
-
-	s->prev = l->tail;
-	s->next = SLOT_NONE;
-	if (l->tail != SLOT_NONE)
-		t->slots[l->tail].next = i;
-	else
-		l->head = i;
-	l->tail = i;
-}
+SLOT_LIST_DEFINE(gmp_txn, gmp_list)
 
 static void slot_transmit(struct gmp_txn *t, uint32_t i)
 {

@@ -6,8 +6,8 @@
 #include <time.h>
 
 #include "mad/txn.h"
+#include "mad/slot_list.h"
 
-#define SLOT_NONE	UINT32_MAX
 #define TID_SLOT_BITS	16
 
 enum loss {
@@ -189,33 +189,7 @@ int txn_submit(struct txn *t, const struct smp *req, uint16_t dlid, txn_cb cb, v
 	return 0;
 }
 
-static void list_unlink(struct txn *t, struct txn_list *l, uint32_t i)
-{
-	struct txn_slot *s = &t->slots[i];
-
-	if (s->prev != SLOT_NONE)
-		t->slots[s->prev].next = s->next;
-	else
-		l->head = s->next;
-	if (s->next != SLOT_NONE)
-		t->slots[s->next].prev = s->prev;
-	else
-		l->tail = s->prev;
-	s->prev = s->next = SLOT_NONE;
-}
-
-static void list_append(struct txn *t, struct txn_list *l, uint32_t i)
-{
-	struct txn_slot *s = &t->slots[i];
-
-	s->prev = l->tail;
-	s->next = SLOT_NONE;
-	if (l->tail != SLOT_NONE)
-		t->slots[l->tail].next = i;
-	else
-		l->head = i;
-	l->tail = i;
-}
+SLOT_LIST_DEFINE(txn, txn_list)
 
 /* Tries on the wire: held slots but those waiting to be sent again */
 static unsigned int in_flight(const struct txn *t)
