@@ -89,13 +89,16 @@ sys.exit(0 if d["sweeps"]["heavy"] > int(sys.argv[2]) and d["sweep_running"] is 
 	return 1
 }
 # flap NAME:P PEER:Q: the cable down, seen down by a heavy sweep, back up and ACTIVE
-# repaired_only OLD NEW LINK: the last heavy sweep's routes are a repair
+# repaired_only OLD NEW LINK: the last routes computed are a repair
 # that moved only the routes that crossed LINK; or, where the repaired
 # routes lost the balance (route_repair_balanced), routes computed afresh
 # that carry less over their busiest link, as the log says
 repaired_only() {
 	local eng
-	eng=$(grep "routing (" "$tmp/out" | tail -n 1 | sed 's/.*routing (\([^)]*\)).*/\1/')
+	# the last sweep that changed routes: a heavy sweep may follow it (the
+	# traps of a flapping link) and repair nothing, "0 LFT entries changed"
+	eng=$(grep "routing (" "$tmp/out" | grep -v ", repaired): .* 0 LFT entries changed" |
+		tail -n 1 | sed 's/.*routing (\([^)]*\)).*/\1/')
 	case $eng in
 	*", repaired") python3 "$here/lftsnap.py" diff "$1" "$2" --cut "$3" ;;
 	*"afresh: repair unbalanced")
