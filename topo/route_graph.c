@@ -336,8 +336,9 @@ int rt_dag_init(struct rt_dag *dag, const struct rt_graph *g)
 	dag->order = malloc((S + 1) * sizeof(*dag->order));
 	dag->off = malloc((S + 2) * sizeof(*dag->off));
 	dag->arcs = malloc((g->narcs + 1) * sizeof(*dag->arcs));
+	dag->to = malloc((g->narcs + 1) * sizeof(*dag->to));
 	dag->hops = malloc((S + 1) * sizeof(*dag->hops));
-	if (!dag->order || !dag->off || !dag->arcs || !dag->hops) {
+	if (!dag->order || !dag->off || !dag->arcs || !dag->to || !dag->hops) {
 		rt_dag_free(dag);
 		return -ENOMEM;
 	}
@@ -349,6 +350,7 @@ void rt_dag_free(struct rt_dag *dag)
 	free(dag->order);
 	free(dag->off);
 	free(dag->arcs);
+	free(dag->to);
 	free(dag->hops);
 	memset(dag, 0, sizeof(*dag));
 	dag->root = RT_NONE;
@@ -367,10 +369,56 @@ void rt_dag_minimal(struct rt_dag *dag, const struct rt_graph *g, uint32_t root)
 
 		dag->off[i] = k;
 		for (uint32_t a = g->off[s]; a < g->off[s + 1]; a++)
-			if (dag->hops[g->to[a]] + 1 == dag->hops[s])
+			if (dag->hops[g->to[a]] + 1 == dag->hops[s]) {
+				dag->to[k] = g->to[a];
 				dag->arcs[k++] = a;
+			}
 	}
 	dag->off[dag->n] = k;
+}
+
+/*
+ * The least cost[to] + W over the DAG's arcs [lo, hi), ties to the lighter
+ * arc, then to the first: the inner loop of every tree (most of routing's
+ * time on big fabrics), so without the turn-around of the rotated start
+ */
+static inline void dag_min(const struct rt_dag *dag, const uint64_t *cost, const uint64_t *W,
+			   uint32_t lo, uint32_t hi, uint32_t *best, uint64_t *bc, uint64_t *bw)
+{
+	uint32_t b = *best;
+	uint64_t c0 = *bc, w0 = *bw;
+
+	for (uint32_t k = lo; k < hi; k++) {
+		uint32_t a = dag->arcs[k];
+		uint64_t w = W[a], c = cost[dag->to[k]] + w;
+
+		if (c < c0 || (c == c0 && w < w0)) {
+			b = a;
+			c0 = c;
+			w0 = w;
+		}
+	}
+	*best = b;
+	*bc = c0;
+	*bw = w0;
+}
+
+/* The same with the spreading term of a switch destination's own flow */
+static inline void dag_min_spread(const struct rt_dag *dag, const uint64_t *cost,
+				  const uint64_t *W, const uint64_t *flow,
+				  const struct rt_loads *l, const struct rt_dest *d, uint32_t lo,
+				  uint32_t hi, uint32_t *best, uint64_t *bc, uint64_t *bw)
+{
+	for (uint32_t k = lo; k < hi; k++) {
+		uint32_t a = dag->arcs[k], t = dag->to[k];
+		uint64_t w = W[a], c = cost[t] + w + RT_SPREAD * rt_wflow(l, d, flow[t]);
+
+		if (*best == RT_NONE || c < *bc || (c == *bc && w < *bw)) {
+			*best = a;
+			*bc = c;
+			*bw = w;
+		}
+	}
 }
 
 void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struct rt_dest *d,
@@ -389,25 +437,32 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 	 * first of equal ones from rot on, then the lighter): chosen in the same
 	 * pass, which halves the work of host destinations
 	 */
-	for (uint32_t i = 1; i < dag->n; i++) {
-		uint32_t lo = dag->off[i], n = dag->off[i + 1] - lo, k = n ? rot % n : 0;
+	for (uint32_t i = 1, pn = 0, pk = 0; i < dag->n; i++) {
+		uint32_t lo = dag->off[i], n = dag->off[i + 1] - lo, k;
 		uint32_t best = RT_NONE, bs = 0;
 		uint64_t bc = UINT64_MAX, bw = 0;
 
-		for (uint32_t j = 0; !sib && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
-			uint32_t a = dag->arcs[lo + k];
-			uint64_t c = cost[g->to[a]] + W[a];
+		/* Switches of a level mostly have as many arcs: one division each run */
+		if (n != pn) {
+			pn = n;
+			pk = n ? rot % n : 0;
+		}
+		k = pk;
 
-			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
-				best = a;
-				bc = c;
-				bw = W[a];
-			}
+		if (!sib && n) {
+			uint32_t a = dag->arcs[lo + k];
+
+			/* From rot on, round to the start: the first of equals wins */
+			best = a;
+			bw = W[a];
+			bc = cost[dag->to[lo + k]] + bw;
+			dag_min(dag, cost, W, lo + k + 1, lo + n, &best, &bc, &bw);
+			dag_min(dag, cost, W, lo, lo + k, &best, &bc, &bw);
 		}
 		/* An arc the port's other LIDs take loses to any other (LMC > 0) */
 		for (uint32_t j = 0; sib && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
 			uint32_t a = dag->arcs[lo + k], sb = sib[a];
-			uint64_t c = cost[g->to[a]] + W[a];
+			uint64_t c = cost[dag->to[lo + k]] + W[a];
 
 			if (best == RT_NONE || sb < bs ||
 			    (sb == bs && (c < bc || (c == bc && W[a] < bw)))) {
@@ -425,18 +480,14 @@ void rt_dag_tree(const struct rt_dag *dag, const struct rt_graph *g, const struc
 		flow[dag->order[i]] = g->nsrc[dag->order[i]];
 	for (uint32_t i = dag->n; i-- > 1;) {
 		uint32_t s = dag->order[i], lo = dag->off[i], n = dag->off[i + 1] - lo;
-		uint32_t best = nxt[s], k = n ? rot % n : 0;
+		uint32_t best = nxt[s];
 		uint64_t bc = 0, bw = 0;
 
-		for (uint32_t j = 0; spread && j < n; j++, k = k + 1 == n ? 0 : k + 1) {
-			uint32_t a = dag->arcs[lo + k], t = g->to[a];
-			uint64_t c = cost[t] + W[a] + RT_SPREAD * rt_wflow(l, d, flow[t]);
+		if (spread) {
+			uint32_t k = n ? rot % n : 0;
 
-			if (best == RT_NONE || c < bc || (c == bc && W[a] < bw)) {
-				best = a;
-				bc = c;
-				bw = W[a];
-			}
+			dag_min_spread(dag, cost, W, flow, l, d, lo + k, lo + n, &best, &bc, &bw);
+			dag_min_spread(dag, cost, W, flow, l, d, lo, lo + k, &best, &bc, &bw);
 		}
 		nxt[s] = best;
 		if (best == RT_NONE)

@@ -224,6 +224,7 @@ struct rt_dag {
 	uint32_t *order;		/* [nsw] by hops, order[0] = root */
 	uint32_t *off;			/* [nsw + 1] order[i]'s: arcs[off[i]..off[i + 1]) */
 	uint32_t *arcs;			/* [narcs] */
+	uint32_t *to;			/* [narcs] g->to[arcs[k]], read without the detour */
 	uint32_t *hops;			/* [nsw] hops to the root, RT_INF if none */
 };
 
@@ -346,6 +347,12 @@ struct rt_updn {
 	uint32_t root;
 	uint32_t *rank;			/* [nsw] position in the order */
 	uint32_t *bylevel;		/* [nsw] switches sorted by rank */
+	/*
+	 * Each switch's arcs by direction, in arc order: down (to a higher
+	 * rank) in dir[g->off[s] .. mid[s]), up in dir[mid[s] .. upend[s]);
+	 * dirto[] their far ends
+	 */
+	uint32_t *mid, *upend, *dir, *dirto;
 	uint32_t *dd, *cnt;		/* scratch */
 	uint64_t *cost, *fin;
 	struct rt_dag dag;

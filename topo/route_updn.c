@@ -33,6 +33,10 @@ void rt_updn_free(struct rt_updn *u)
 {
 	free(u->rank);
 	free(u->bylevel);
+	free(u->mid);
+	free(u->upend);
+	free(u->dir);
+	free(u->dirto);
 	free(u->dd);
 	free(u->cost);
 	free(u->fin);
@@ -61,32 +65,76 @@ static int cmp_key(const void *x, const void *y)
 	return 0;
 }
 
-/* The root of the component of s: least eccentricity, then hosts, then GUID */
-static uint32_t pick_root(const struct rt_graph *g, uint32_t s, uint32_t *dist, uint32_t *order,
-			  uint32_t *comp_nodes, uint32_t *ncomp)
+/* The eccentricities of candidate roots, spread over threads (one BFS each) */
+struct ecc_job {
+	const struct rt_graph *g;
+	const uint32_t *cand;		/* [n] */
+	uint32_t *ecc;			/* [n] */
+	uint32_t *scratch;		/* [workers][2 * (nsw + 1)]: dist, order */
+};
+
+static void ecc_part(void *arg, unsigned int worker, size_t b, size_t e)
 {
-	uint32_t n = rt_bfs(g, s, dist, order), best = s, best_ecc = RT_INF;
-	uint32_t step = 1;
+	struct ecc_job *job = arg;
+	size_t S1 = (size_t)job->g->nsw + 1;
+	uint32_t *dist = job->scratch + 2 * S1 * worker, *order = dist + S1;
+
+	for (size_t i = b; i < e; i++) {
+		uint32_t m = rt_bfs(job->g, job->cand[i], dist, order);
+
+		job->ecc[i] = dist[order[m - 1]];
+	}
+}
+
+/*
+ * The root of the component of s: least eccentricity, then hosts, then
+ * GUID. 0 or -ENOMEM; comp_nodes gets the component.
+ */
+static int pick_root(const struct rt_graph *g, uint32_t s, uint32_t *dist, uint32_t *order,
+		     uint32_t *comp_nodes, uint32_t *ncomp, uint32_t *root)
+{
+	uint32_t n = rt_bfs(g, s, dist, order), best = s, best_ecc = RT_INF, nc = 0;
+	uint32_t step = 1, *cand, *ecc;
+	struct ecc_job job = { .g = g };
+	size_t chunk = 8;
+	unsigned int nw;
 
 	memcpy(comp_nodes, order, n * sizeof(*order));
 	*ncomp = n;
 	/* Every switch a candidate up to a few thousand; a sample beyond */
 	if (n > 2048)
 		step = n / 256;
-	for (uint32_t i = 0; i < n; i += step) {
-		uint32_t c = comp_nodes[i], m, ecc;
+	cand = malloc(((size_t)n + 1) * sizeof(*cand));
+	ecc = malloc(((size_t)n + 1) * sizeof(*ecc));
+	for (uint32_t i = 0; cand && i < n; i += step)
+		cand[nc++] = comp_nodes[i];
+	nw = par_workers(nc, chunk);
+	job.scratch = malloc(2 * ((size_t)g->nsw + 1) * nw * sizeof(*job.scratch));
+	if (!cand || !ecc || !job.scratch) {
+		free(cand);
+		free(ecc);
+		free(job.scratch);
+		return -ENOMEM;
+	}
+	job.cand = cand;
+	job.ecc = ecc;
+	par_for(nc, chunk, ecc_part, &job);
+	for (uint32_t i = 0; i < nc; i++) {
+		uint32_t c = cand[i];
 
-		m = rt_bfs(g, c, dist, order);
-		ecc = dist[order[m - 1]];
-		if (ecc < best_ecc ||
-		    (ecc == best_ecc && (g->nsrc[c] > 0) > (g->nsrc[best] > 0)) ||
-		    (ecc == best_ecc && (g->nsrc[c] > 0) == (g->nsrc[best] > 0) &&
+		if (ecc[i] < best_ecc ||
+		    (ecc[i] == best_ecc && (g->nsrc[c] > 0) > (g->nsrc[best] > 0)) ||
+		    (ecc[i] == best_ecc && (g->nsrc[c] > 0) == (g->nsrc[best] > 0) &&
 		     g->f->switches[c]->guid < g->f->switches[best]->guid)) {
 			best = c;
-			best_ecc = ecc;
+			best_ecc = ecc[i];
 		}
 	}
-	return best;
+	free(cand);
+	free(ecc);
+	free(job.scratch);
+	*root = best;
+	return 0;
 }
 
 int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
@@ -103,12 +151,16 @@ int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
 	u->cost = malloc((S + 1) * sizeof(*u->cost));
 	u->fin = malloc((S + 1) * sizeof(*u->fin));
 	u->cnt = malloc((S + 2) * sizeof(*u->cnt));
+	u->mid = malloc((S + 1) * sizeof(*u->mid));
+	u->upend = malloc((S + 1) * sizeof(*u->upend));
+	u->dir = malloc((g->narcs + 1) * sizeof(*u->dir));
+	u->dirto = malloc((g->narcs + 1) * sizeof(*u->dirto));
 	dist = malloc((S + 1) * sizeof(*dist));
 	order = malloc((S + 1) * sizeof(*order));
 	members = malloc((S + 1) * sizeof(*members));
 	keys = malloc((S + 1) * sizeof(*keys));
 	if (!u->rank || !u->bylevel || !u->dd || !u->cost || !u->fin || !u->cnt ||
-	    rt_dag_init(&u->dag, g) < 0 || !dist ||
+	    !u->mid || !u->upend || !u->dir || !u->dirto || rt_dag_init(&u->dag, g) < 0 || !dist ||
 	    !order || !members || !keys)
 		goto out;
 	for (uint32_t s = 0; s < S; s++)
@@ -119,7 +171,10 @@ int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
 
 		if (keys[s].comp != RT_INF)
 			continue;
-		root = pick_root(g, s, dist, order, members, &nc);
+		r = pick_root(g, s, dist, order, members, &nc, &root);
+		if (r < 0)
+			goto out;
+		r = -ENOMEM;
 		if (u->root == RT_NONE)
 			u->root = root;
 		n = rt_bfs(g, root, dist, order);
@@ -151,6 +206,23 @@ int rt_updn_init(const struct rt_graph *g, struct rt_updn *u)
 		u->bylevel[i] = keys[i].sw;
 		u->rank[keys[i].sw] = i;
 	}
+	for (uint32_t v = 0; v < S; v++) {
+		uint32_t k = g->off[v];
+
+		for (int up = 0; up < 2; up++) {
+			for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
+				uint32_t x = g->to[a];
+
+				if (up ? u->rank[x] < u->rank[v] : u->rank[x] > u->rank[v]) {
+					u->dir[k] = a;
+					u->dirto[k++] = x;
+				}
+			}
+			if (!up)
+				u->mid[v] = k;
+		}
+		u->upend[v] = k;
+	}
 	r = 0;
 out:
 	free(dist);
@@ -175,16 +247,17 @@ void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u
 	}
 	dd[t] = 0;
 	hops[t] = 0;
-	/* All-down paths: a switch's down neighbours rank higher, so go from the top rank down */
-	for (uint32_t i = S; i-- > 0;) {
+	/*
+	 * All-down paths: only switches ranked above t have one; a switch's
+	 * down neighbours rank higher, so go from t's rank to the top
+	 */
+	for (uint32_t i = u->rank[t]; i-- > 0;) {
 		uint32_t v = u->bylevel[i];
 
-		if (v == t || u->rank[v] > u->rank[t])
-			continue;
-		for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
-			uint32_t x = g->to[a];
+		for (uint32_t j = g->off[v]; j < u->mid[v]; j++) {
+			uint32_t x = u->dirto[j];
 
-			if (u->rank[x] > u->rank[v] && dd[x] != RT_INF && dd[x] + 1 < dd[v])
+			if (dd[x] != RT_INF && dd[x] + 1 < dd[v])
 				dd[v] = dd[x] + 1;
 		}
 		hops[v] = dd[v];
@@ -195,10 +268,10 @@ void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u
 
 		if (v == t || dd[v] != RT_INF)
 			continue;
-		for (uint32_t a = g->off[v]; a < g->off[v + 1]; a++) {
-			uint32_t x = g->to[a];
+		for (uint32_t j = u->mid[v]; j < u->upend[v]; j++) {
+			uint32_t x = u->dirto[j];
 
-			if (u->rank[x] < u->rank[v] && hops[x] != RT_INF && hops[x] + 1 < hops[v])
+			if (hops[x] != RT_INF && hops[x] + 1 < hops[v])
 				hops[v] = hops[x] + 1;
 		}
 	}
@@ -218,16 +291,17 @@ void rt_dag_updn(struct rt_dag *dag, const struct rt_graph *g, struct rt_updn *u
 	dag->n = cnt[maxh];
 	for (uint32_t i = 0; i < dag->n; i++) {
 		uint32_t v = dag->order[i];
+		bool down = dd[v] != RT_INF;
+		uint32_t lo = down ? g->off[v] : u->mid[v], hi = down ? u->mid[v] : u->upend[v];
+		const uint32_t *rem = down ? dd : hops;
 
 		dag->off[i] = k;
-		for (uint32_t a = g->off[v]; v != t && a < g->off[v + 1]; a++) {
-			uint32_t x = g->to[a];
+		for (uint32_t j = lo; v != t && j < hi; j++) {
+			uint32_t x = u->dirto[j];
 
-			if (dd[v] != RT_INF) {
-				if (u->rank[x] > u->rank[v] && dd[x] + 1 == dd[v])
-					dag->arcs[k++] = a;
-			} else if (u->rank[x] < u->rank[v] && hops[x] + 1 == hops[v]) {
-				dag->arcs[k++] = a;
+			if (rem[x] + 1 == rem[v]) {
+				dag->to[k] = x;
+				dag->arcs[k++] = u->dir[j];
 			}
 		}
 	}
