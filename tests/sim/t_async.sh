@@ -87,7 +87,9 @@ check grep -q "sweep phases: discover [0-9.]* s, .*route [0-9.]* s, .*save [0-9.
 # STATUS= said the same while it ran
 check grep -q "STATUS=discovering the subnet: no sweep has ended yet; heavy sweep: [a-z-]* ([0-9]*/[0-9]*.*), [0-9.]* s, [0-9]* SMPs done, [0-9]* waiting" \
 	"$tmp/run/notes"
-check grep -q "READY=1 | STATUS=MASTER: subnet up" "$tmp/run/notes"
+# (The listener writes what it got after smd logged "subnet UP": on a
+# busy machine later, so wait for the line, not for a moment)
+check wait_for "$tmp/run/notes" "READY=1 | STATUS=MASTER: subnet up" 1
 # WATCHDOG=1 at most WatchdogSec/2 = 1 s apart, from the start to the end of the sweep
 awk '/WATCHDOG=1/ { if (last) { g = $1 - last; if (g > max) max = g } last = $1; n++ }
 	END { printf "watchdog: %d pings, longest gap %.3f s\n", n, max }' "$tmp/run/notes"
@@ -103,6 +105,10 @@ e = d["event_loop"]
 assert e["longest_handler_ms"] > 0 and e["over_100ms"] >= 0 and e["longest_handler"], e' \
 	"$tmp/st.json"
 sed -n 's/.*\(sweep phases: .*\)/\1/p' "$tmp/run/out"
+# How long each phase of this first sweep took, in ms (part 3's yardstick;
+# start empties the log)
+sed -n 's/.*sweep phases: //p' "$tmp/run/out" | head -1 | tr ',;' '\n\n' >"$tmp/phases1"
+phase_ms() { awk -v p="$1" '$1 == p && $3 == "s" { printf "%d\n", $2 * 1000 }' "$tmp/phases1"; }
 grep "^event_loop:" "$tmp/st"
 check smd_stop
 listener_stop
@@ -193,7 +199,8 @@ listener_stop
 
 # 3. SIGTERM in the middle of a sweep (smd restarted each time: its first
 # sweep): while the worker routes, once it programs the fabric, while the
-# worker saves the sweep. smd ends within 2 s with status 0 and the
+# worker saves the sweep. smd ends within 2 s (on a busy machine: within
+# half the time the phase took in the first sweep) with status 0 and the
 # database stays as it was: no sweep recorded (unless smd says the save
 # had committed when the signal came), the same LIDs.
 hist1=$(nsweeps)
@@ -226,10 +233,17 @@ assert s["sent"] > 0 and s["done"] <= s["sent"] and s["in_flight"] <= s["waiting
 	wait "$smd_pid" || rc=$?
 	dt=$(($(now_ms) - t0))
 	smd_pid=
-	echo "SIGTERM during the sweep ($mid): smd ended in $dt ms, status $rc"
+	# Within 2 s; on a machine so busy that the phase took more than 4 s
+	# in the first sweep, within half that phase: smd abandons the phase
+	# instead of finishing it (the sanitizer build beside stress-ng took
+	# 2.2-2.4 s to end during routing that took 21-25 s)
+	name=$(echo "$mid" | sed -n 's/^heavy, phase [0-9]* of [0-9]* (\([a-z-]*\).*/\1/p')
+	lim=$(phase_ms "$name")
+	lim=$(( ${lim:-0} / 2 > 2000 ? ${lim:-0} / 2 : 2000 ))
+	echo "SIGTERM during the sweep ($mid): smd ended in $dt ms (bound $lim ms), status $rc"
 	[ "$rc" -eq 0 ] || tail -40 "$tmp/run/out"
 	check test "$rc" -eq 0
-	check test "$dt" -le 2000
+	check test "$dt" -le "$lim"
 	check grep -q "shutting down, abandoning the sweep" "$tmp/run/out"
 	check test "$(grep -c "^smd: subnet" "$tmp/run/out")" -eq 0
 	# (a save that was committing when SIGTERM came is kept: smd says so)
