@@ -2,9 +2,9 @@
 # Deadlock freedom under the simulator, judged with the real tools only
 # (checkvls.py).
 #
-# Default configuration (issues 4, 14 and 22): on a 3D torus, a 2D torus,
-# random irregular fabrics (dual-port HCAs, parallel cables) and 3-level
-# fat-trees, one less 5% of its switch cables, the forwarding tables read
+# Default configuration (issues 4 and 14; issue 22's large fabrics are in
+# t_vls_big.sh): on a 3D torus, a 2D torus, a random irregular fabric
+# (dual-port HCAs, parallel cables) and a 3-level fat-tree, the tables read
 # back with ibroute alone route every CA pair without a loop and their
 # channel dependency graph over directed links is acyclic with every hop on
 # one VL, no SL considered (checkvls.py --links): deadlock-free whatever SL
