@@ -124,6 +124,8 @@ struct checker {
 	uint32_t *gp;			/* [nswp] global port index of (s, p) */
 	const struct fab_port **peer;	/* [nswp] the peer port, or NULL */
 	uint8_t *nps;			/* [S] ports of each switch */
+	const uint8_t **lft;		/* [S] each switch's LFT ... */
+	uint32_t *lft_len;		/* ... and its length */
 	uint8_t *blk;			/* [CK_BLOCK * S] LFT entries of a block of LIDs */
 	const uint8_t *row;		/* the current LID's entries, row[s] */
 	uint32_t *b00base;		/* [S + 1] bit index of (s, in 0, out 0) in b00 */
@@ -147,9 +149,12 @@ struct checker {
 	uint8_t *state;			/* [nswitches] walk verdict for the current LID */
 	uint32_t *hops;			/* [nswitches] links to the destination */
 	uint32_t *stack;
-	uint32_t *memo[ROUTE_NUM_SLS];	/* [nports] per SL: arrival seen (stamp), on first use */
-	uint8_t *memo_vl[ROUTE_NUM_SLS];	/* ... on that VL */
-	uint32_t stamp;
+	/*
+	 * [nports] per SL, on first use: arrival seen, stamp << 4 | VL (one
+	 * word: the lookup is a cache miss at k=40, and it was two)
+	 */
+	uint32_t *memo[ROUTE_NUM_SLS];
+	uint32_t stamp;			/* < MEMO_STAMPS */
 	uint32_t *nsrc;			/* [nswitches] CA sources attached */
 	uint64_t *load;			/* [nports] routes out of a switch-to-switch port */
 	uint32_t *acc, *order;
@@ -161,6 +166,7 @@ struct checker {
 };
 
 #define TAB_READ	(1u << 16)
+#define MEMO_STAMPS	(1u << 28)
 
 static uint32_t gport(const struct checker *c, const struct fab_port *p)
 {
@@ -381,27 +387,23 @@ static int dep_note(struct checker *c, uint32_t s, unsigned int in, uint32_t fro
 static int walk_deps(struct checker *c, uint32_t s, unsigned int in, uint32_t from, int sl)
 {
 	uint32_t *memo = c->memo[sl & 15];
-	uint8_t *memo_vl = c->memo_vl[sl & 15];
 
 	if (!memo) {
 		memo = c->memo[sl & 15] = calloc((size_t)c->nports + 1, sizeof(*memo));
-		memo_vl = c->memo_vl[sl & 15] = calloc((size_t)c->nports + 1, 1);
-		if (!memo || !memo_vl)
+		if (!memo)
 			return -ENOMEM;
 	}
 
 	for (size_t guard = 0; guard <= c->f->nswitches; guard++) {
 		uint8_t out = c->row[s], vout;
-		uint32_t x, to, m;
+		uint32_t x, to, seen = c->stamp << 4 | from % NVL;
 
 		if (out == 0)
 			return 0;
 		/* Arrived on this channel with this SL before: the rest is known */
-		m = from / NVL;
-		if (memo[m] == c->stamp && memo_vl[m] == from % NVL)
+		if (memo[from / NVL] == seen)
 			return 0;
-		memo[m] = c->stamp;
-		memo_vl[m] = (uint8_t)(from % NVL);
+		memo[from / NVL] = seen;
 		vout = sw_vl(c, s, in, out, sl);
 		if (c->err)
 			return c->err;
@@ -634,7 +636,6 @@ static int thread_alloc(struct checker *c)
 	c->acc = malloc((S + 2) * sizeof(*c->acc));
 	c->order = malloc((S + 1) * sizeof(*c->order));
 	memset(c->memo, 0, sizeof(c->memo));
-	memset(c->memo_vl, 0, sizeof(c->memo_vl));
 	memset(&c->deps, 0, sizeof(c->deps));
 	c->stamp = 0;
 	c->err = 0;
@@ -654,7 +655,6 @@ static void thread_free(struct checker *c)
 	}
 	for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++) {
 		free(c->memo[sl]);
-		free(c->memo_vl[sl]);
 	}
 	free(c->blk);
 	free(c->b00);
@@ -690,6 +690,8 @@ static void checker_free(struct checker *c)
 	free(c->gp);
 	free(c->peer);
 	free(c->nps);
+	free(c->lft);
+	free(c->lft_len);
 	free(c->b00base);
 	free(c->comp);
 	free(c->nsrc);
@@ -705,7 +707,9 @@ static int index_switches(struct checker *c)
 	c->swbase = malloc((S + 1) * sizeof(*c->swbase));
 	c->b00base = malloc((S + 1) * sizeof(*c->b00base));
 	c->nps = malloc(S + 1);
-	if (!c->swbase || !c->b00base || !c->nps)
+	c->lft = malloc((S + 1) * sizeof(*c->lft));
+	c->lft_len = malloc((S + 1) * sizeof(*c->lft_len));
+	if (!c->swbase || !c->b00base || !c->nps || !c->lft || !c->lft_len)
 		return -ENOMEM;
 	c->nswp = 0;
 	for (size_t s = 0; s < S; s++) {
@@ -714,6 +718,8 @@ static int index_switches(struct checker *c)
 		c->swbase[s] = c->nswp;
 		c->b00base[s] = (uint32_t)nb;
 		c->nps[s] = f->switches[s]->num_ports;
+		c->lft[s] = f->switches[s]->lft;
+		c->lft_len[s] = f->switches[s]->lft_len;
 		c->nswp += np;
 		nb += (uint64_t)np * np;
 	}
@@ -808,17 +814,27 @@ static int list_sources(struct checker *c)
 	return 0;
 }
 
-/* The LFT entries of LIDs [lid, hi), LID-major: row (l - lid) is LID l's */
+/*
+ * The LFT entries of LIDs [lid, hi), LID-major: row (l - lid) is LID l's.
+ * Each switch gives one cache line, a miss each at k=40 (36 MB of LFTs):
+ * the lines a few switches ahead are asked for early.
+ */
+#define CK_PREFETCH	8
+
 static void fill_block(struct checker *c, uint32_t lid, uint32_t hi)
 {
 	size_t S = c->f->nswitches;
+	uint8_t *blk = c->blk;
 
 	for (size_t s = 0; s < S; s++) {
-		const struct fab_node *sw = c->f->switches[s];
+		const uint8_t *lft = c->lft[s];
+		uint32_t len = c->lft_len[s];
+		uint8_t *d = blk + s;
 
-		for (uint32_t l = lid; l < hi; l++)
-			c->blk[(size_t)(l - lid) * S + s] = l < sw->lft_len ? sw->lft[l] :
-							    LFT_PORT_NONE;
+		if (s + CK_PREFETCH < S && lid < c->lft_len[s + CK_PREFETCH])
+			__builtin_prefetch(c->lft[s + CK_PREFETCH] + lid);
+		for (uint32_t l = lid; l < hi; l++, d += S)
+			*d = l < len ? lft[l] : LFT_PORT_NONE;
 	}
 }
 
@@ -841,7 +857,7 @@ static int check_lid(struct checker *c, uint32_t lid)
 	/* dst is a source too: of its own switch, or of none */
 	own = dsw ? dsi : RT_NONE;
 	memset(c->state, ST_UNKNOWN, S);
-	if (++c->stamp == 0) {
+	if (++c->stamp == MEMO_STAMPS) {
 		for (unsigned int sl = 0; sl < ROUTE_NUM_SLS; sl++)
 			if (c->memo[sl])
 				memset(c->memo[sl], 0, (size_t)c->nports * sizeof(*c->memo[sl]));
@@ -887,9 +903,9 @@ static int check_lid(struct checker *c, uint32_t lid)
 		if (c->nbr[x] >= NB_END)
 			continue;
 		/* From the first link on, sources that took it on one VL share the path */
-		for (uint8_t v = 0; v < NVL; v++) {
-			if (!(vls & (1u << v)))
-				continue;
+		for (uint32_t m = vls; m; m &= m - 1) {
+			uint8_t v = (uint8_t)__builtin_ctz(m);
+
 			ret = walk_deps(c, c->nbr[x], c->nbport[x], chan(c->gp[x], v), sl);
 			if (ret < 0)
 				return ret;

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
 	struct fakefab ff, ff0;
 	struct fabric *f, *f0 = NULL;
 	const struct route_engine *e;
-	double best_wall = 1e30, best_cpu = 1e30, t0, c0, check_s = 0;
+	double best_wall = 1e30, best_cpu = 1e30, t0, c0, check_s = 0, check_cpu = 0;
 	int r;
 
 	for (int i = 1; i < argc; i++) {
@@ -186,16 +186,18 @@ int main(int argc, char **argv)
 	memset(&chk, 0, sizeof(chk));
 	if (check) {
 		t0 = now(CLOCK_MONOTONIC);
+		c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 		r = route_check(f, res, &chk);
+		check_cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
 		check_s = now(CLOCK_MONOTONIC) - t0;
 		if (r < 0)
 			fprintf(stderr, "route_bench: route_check: %s\n", strerror(-r));
 	}
 	printf("engine %s switches %zu lids %u vls_budget %u vls_used %u seconds %.3f cpu %.3f "
 	       "max_link %u mean_link %.1f unreachable %u max_hops %u check_seconds %.3f "
-	       "acyclic %d loops %llu unrouted %llu check_vls %u deps %llu escape %u method \"%s\"\n",
+	       "check_cpu %.3f acyclic %d loops %llu unrouted %llu check_vls %u deps %llu escape %u method \"%s\"\n",
 	       intact ? "repair" : engine, f->nswitches, st.lids, st.vls_budget, st.vls_used, best_wall, best_cpu,
-	       st.max_link_routes, st.mean_link_routes, st.unreachable, st.max_hops, check_s,
+	       st.max_link_routes, st.mean_link_routes, st.unreachable, st.max_hops, check_s, check_cpu,
 	       check ? chk.acyclic : -1, (unsigned long long)chk.loops,
 	       (unsigned long long)chk.unreachable, chk.vls_used,
 	       (unsigned long long)chk.dependencies, st.escape_lids, st.method ? st.method : "");
