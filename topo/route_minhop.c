@@ -17,6 +17,8 @@
 struct sw_graph {
 	uint32_t *adj_off;	/* CSR: neighbours of switch i at adj[adj_off[i]..] */
 	uint32_t *adj;
+	uint8_t *adj_port;	/* ... the port to it, in port order */
+	uint32_t *load;		/* ... LIDs forwarded through that port so far */
 	uint8_t *dist;		/* dist[d * S + s]: hops from switch s to switch d */
 	size_t nsw;
 };
@@ -25,6 +27,8 @@ static void graph_free(struct sw_graph *g)
 {
 	free(g->adj_off);
 	free(g->adj);
+	free(g->adj_port);
+	free(g->load);
 	free(g->dist);
 }
 
@@ -45,9 +49,11 @@ static int graph_build(struct fabric *f, struct sw_graph *g)
 		for (unsigned int p = 1; p <= f->switches[i]->num_ports; p++)
 			e += sw_link(&f->switches[i]->ports[p]);
 	g->adj = calloc(e ? e : 1, sizeof(*g->adj));
+	g->adj_port = calloc(e ? e : 1, 1);
+	g->load = calloc(e ? e : 1, sizeof(*g->load));
 	g->dist = malloc(S ? S * S : 1);
 	queue = malloc((S ? S : 1) * sizeof(*queue));
-	if (!g->adj_off || !g->adj || !g->dist || !queue) {
+	if (!g->adj_off || !g->adj || !g->adj_port || !g->load || !g->dist || !queue) {
 		free(queue);
 		graph_free(g);
 		return -ENOMEM;
@@ -57,9 +63,12 @@ static int graph_build(struct fabric *f, struct sw_graph *g)
 		struct fab_node *sw = f->switches[i];
 
 		g->adj_off[i] = (uint32_t)e;
-		for (unsigned int p = 1; p <= sw->num_ports; p++)
-			if (sw_link(&sw->ports[p]))
-				g->adj[e++] = sw->ports[p].peer->node->sw_idx;
+		for (unsigned int p = 1; p <= sw->num_ports; p++) {
+			if (!sw_link(&sw->ports[p]))
+				continue;
+			g->adj_port[e] = (uint8_t)p;
+			g->adj[e++] = sw->ports[p].peer->node->sw_idx;
+		}
 	}
 	g->adj_off[S] = (uint32_t)e;
 	memset(g->dist, DIST_INF, S * S);
@@ -117,7 +126,7 @@ int route_minhop_compute(struct fabric *f, struct route_result *res, struct rout
 
 		for (size_t s = 0; s < S; s++) {
 			struct fab_node *sw = f->switches[s];
-			struct fab_port *best = NULL;
+			uint32_t best = UINT32_MAX;
 
 			if (sw == dsw) {
 				sw->lft[lid] = dport;
@@ -131,22 +140,24 @@ int route_minhop_compute(struct fabric *f, struct route_result *res, struct rout
 			}
 			if (dist[s] > st->max_hops)
 				st->max_hops = dist[s];
-			for (unsigned int p = 1; p <= sw->num_ports; p++) {
-				struct fab_port *pp = &sw->ports[p];
-
-				if (!sw_link(pp) || dist[pp->peer->node->sw_idx] != dist[s] - 1)
+			/* The first of the least loaded ports one hop nearer */
+			for (uint32_t k = g.adj_off[s]; k < g.adj_off[s + 1]; k++) {
+				if (dist[g.adj[k]] != dist[s] - 1)
 					continue;
-				if (!best || pp->load < best->load)
-					best = pp;
+				if (best == UINT32_MAX || g.load[k] < g.load[best])
+					best = k;
 			}
-			if (!best) {
+			if (best == UINT32_MAX) {
 				st->unreachable++;
 				continue;
 			}
-			sw->lft[lid] = best->num;
-			best->load++;
+			sw->lft[lid] = g.adj_port[best];
+			g.load[best]++;
 		}
 	}
+	for (size_t s = 0; s < S; s++)
+		for (uint32_t k = g.adj_off[s]; k < g.adj_off[s + 1]; k++)
+			f->switches[s]->ports[g.adj_port[k]].load = g.load[k];
 	graph_free(&g);
 	return 0;
 }
