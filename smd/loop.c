@@ -1084,10 +1084,11 @@ static int on_poll_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		/* A metrics answer going out in pieces: its next piece comes first */
 		if (control_streaming(lp->smd->control))
 			to = 0;
-		if (lp->working && to > LOOP_POLL_WORK_MS) {
+		if (lp->working && !txn_outstanding(txn) && to > LOOP_POLL_WORK_MS) {
 			/*
-			 * The worker computes and no answer is due soon: wait for
-			 * its end (a real descriptor), then look at the MADs
+			 * The worker computes and no answer is awaited (a phase
+			 * beside it may have SMPs out): wait for its end (a real
+			 * descriptor), then look at the MADs
 			 */
 			poll(&wfd, 1, LOOP_POLL_WORK_MS);
 			to = 0;

@@ -42,6 +42,10 @@ static void json_progress(const struct status_snapshot *s, struct json *j)
 		json_u64(j, "phase_no", p->phase_no);
 		json_u64(j, "phases", p->phases);
 		json_bool(j, "computing", p->computing);
+		if (p->beside)
+			json_str(j, "beside", p->beside);
+		else
+			json_null(j, "beside");
 		json_double(j, "seconds", p->seconds);
 		json_double(j, "phase_seconds", p->phase_seconds);
 		json_obj_end(j);

@@ -77,9 +77,10 @@ static void text_progress(const struct status_snapshot *s, status_emit emit, voi
 	const struct sweep_progress *p = &s->progress;
 
 	if (s->sweeping) {
-		emit(ctx, "sweep_running: %s, phase %u of %u (%s%s), %.3f s, this phase %.3f s\n",
+		emit(ctx, "sweep_running: %s, phase %u of %u (%s%s%s%s%s), %.3f s, this phase %.3f s\n",
 		     p->kind, p->phase_no, p->phases, p->phase, p->computing ? ", computing" : "",
-		     p->seconds, p->phase_seconds);
+		     p->beside ? ", " : "", p->beside ? p->beside : "",
+		     p->beside ? " computing beside it" : "", p->seconds, p->phase_seconds);
 		emit(ctx, "sweep_smps: %" PRIu64 " sent, %" PRIu64 " done, %" PRIu64
 		     " waiting (%u in flight)\n", p->smps_sent, p->smps_done, p->smps_waiting,
 		     p->smps_inflight);
@@ -421,7 +422,9 @@ void status_summary(const struct status_snapshot *s, char *buf, size_t len)
 	if (!s->sweeping || n >= len)
 		return;
 	/* "; heavy sweep: lfts (8/14), 3.2 s, 120000 SMPs done, 4128 waiting" */
-	snprintf(buf + n, len - n, "; %s sweep: %s (%u/%u%s), %.1f s, %" PRIu64 " SMPs done, %"
-		 PRIu64 " waiting", p->kind, p->phase, p->phase_no, p->phases,
-		 p->computing ? ", computing" : "", p->seconds, p->smps_done, p->smps_waiting);
+	snprintf(buf + n, len - n, "; %s sweep: %s (%u/%u%s%s%s%s), %.1f s, %" PRIu64
+		 " SMPs done, %" PRIu64 " waiting", p->kind, p->phase, p->phase_no, p->phases,
+		 p->computing ? ", computing" : "", p->beside ? ", " : "",
+		 p->beside ? p->beside : "", p->beside ? " computing beside it" : "", p->seconds,
+		 p->smps_done, p->smps_waiting);
 }

@@ -19,6 +19,9 @@
  *           logs, may return PHASE_MORE to wait for more answers (a
  *           handover) or PHASE_STOP to end the sweep early (standby).
  * An error skips to the phases marked ALWAYS (saving the sweep's record).
+ * A phase marked BESIDE runs while the work part before it computes (the
+ * P_Key tables while the worker routes): the working phase's done part
+ * waits for the work, and the first phase not marked BESIDE for both.
  * The SA keeps answering from the last complete model (smd->fabric) until
  * sweep_end() swaps this one in.
  *
@@ -96,11 +99,12 @@ static const struct sweep_phase sweep_phases[] = {
 	{ "health", .enter = sweep_health_enter, .work = sweep_health_work,
 	  .done = sweep_health_done },
 	{ "lids", .work = sweep_lids_work, .done = sweep_lids_done },
+	{ "mkey", .enter = sweep_mkey_enter },
+	/* The P_Key tables go out while the worker routes (P_Keys are no input of routing) */
 	{ "route", .enter = sweep_route_enter, .work = sweep_route_work,
 	  .done = sweep_route_done },
-	{ "mkey", .enter = sweep_mkey_enter },
 	{ "pkeys", .enter = sweep_pkeys_enter, .step = sweep_pkeys_step,
-	  .done = sweep_pkeys_done },
+	  .done = sweep_pkeys_done, .flags = BESIDE },
 	{ "vl-tables", .enter = sweep_vl_enter, .step = sweep_vl_step },
 	{ "fdr10", .step = sweep_fdr10_step },
 	{ "ports", .step = sweep_ports_step },
@@ -137,19 +141,45 @@ static void sweep_fail(struct sweep *sw, int r)
 		sw->r = r;
 }
 
-/* The worker thread runs the phase's work part; the loop then clears computing */
+/*
+ * The worker thread runs the work part (sw->job: the driver may have moved
+ * on to BESIDE phases); the loop then hands its return on and clears computing
+ */
 static void sweep_work(void *arg)
 {
 	struct sweep *sw = arg;
 
-	sw->work_r = sweep_phases[sw->phase].work(sw);
+	sw->job_r = sw->job(sw);
 }
 
 static void sweep_work_done(void *arg)
 {
 	struct sweep *sw = arg;
 
+	if (sw->bg)
+		sw->bg_work_r = sw->job_r;
+	else
+		sw->work_r = sw->job_r;
 	sw->computing = false;
+}
+
+/* The work that ran beside the BESIDE phases ended: its phase's done part */
+static void bg_finish(struct sweep *sw)
+{
+	unsigned int i = sw->bg - 1;
+	const struct sweep_phase *ph = &sweep_phases[i];
+	int work_r = sw->work_r, r = 0;
+
+	sw->bg = 0;
+	sw->work_r = sw->bg_work_r;
+	if (ph->done && (sw->r == 0 || (ph->flags & ALWAYS)))
+		r = ph->done(sw);
+	sw->work_r = work_r;
+	if (r == PHASE_STOP)
+		sw->stop = true;
+	else if (r < 0)
+		sweep_fail(sw, r);
+	sw->phase_s[i] = (double)(txn_now_us() - sw->bg_t0) / 1e6;
 }
 
 static void log_phase_times(const struct sweep *sw)
@@ -218,7 +248,12 @@ int sweep_advance(struct sweep *sw)
 		size_t queued;
 		int r;
 
-		if (sw->computing)
+		if (sw->bg && !sw->computing) {
+			bg_finish(sw);
+			moved = true;
+			continue;
+		}
+		if (sw->computing && !(sw->bg && (ph->flags & BESIDE)))
 			return moved ? SWEEP_MOVED : SWEEP_WAITING;
 		switch (sw->stage) {
 		case ST_ENTER:
@@ -240,14 +275,27 @@ int sweep_advance(struct sweep *sw)
 			}
 			break;
 		case ST_WORK:
+			/* (a BESIDE phase has no work part; the worker would be busy) */
+			if (ph->work && run && sw->computing)
+				return moved ? SWEEP_MOVED : SWEEP_WAITING;
 			sw->stage = ST_STEP;
 			if (!ph->work || !run)
 				break;
+			sw->job = ph->work;
 			r = loop_work(sw->smd->loop, sweep_work, sweep_work_done, sw);
-			if (r < 0)
+			if (r < 0) {
 				sw->work_r = r;
-			else
-				sw->computing = true;
+				break;
+			}
+			sw->computing = true;
+			if (!ph->step && sw->phase + 1 < NPHASES &&
+			    (sweep_phases[sw->phase + 1].flags & BESIDE)) {
+				/* The next phases go on; this one's done part waits */
+				sw->bg = sw->phase + 1;
+				sw->bg_t0 = sw->phase_t0;
+				sw->phase++;
+				sw->stage = ST_ENTER;
+			}
 			break;
 		case ST_STEP:
 			if (sw->err)
@@ -299,6 +347,10 @@ int sweep_advance(struct sweep *sw)
 			break;
 		}
 	}
+	if (sw->computing)
+		return moved ? SWEEP_MOVED : SWEEP_WAITING;
+	if (sw->bg)
+		bg_finish(sw);
 	return sweep_end(sw);
 }
 
@@ -339,7 +391,7 @@ void sweep_abandon(struct sweep *sw)
 	if (!sw->err)
 		sw->err = -ECANCELED;
 	/* A save on the worker commits nothing now: the database stays as it was */
-	if (sw->computing && sweep_phases[sw->phase].work == sweep_save_work)
+	if (sw->computing && sw->job == sweep_save_work)
 		store_interrupt(sw->smd->store);
 }
 
@@ -399,17 +451,26 @@ void sweep_progress(const struct sweep *sw, struct sweep_progress *p)
 	const struct txn_stats *ts = txn_stats(sw->smd->txn);
 	uint64_t now = txn_now_us();
 	unsigned int i = sw->phase < NPHASES ? sw->phase : NPHASES - 1;
+	uint64_t t0 = sw->phase_t0;
 
 	memset(p, 0, sizeof(*p));
+	p->computing = sw->computing;
+	if (sw->bg && (sw->phase >= NPHASES || !(sweep_phases[i].flags & BESIDE))) {
+		/* Past the BESIDE phases: waiting for the work beside them */
+		i = sw->bg - 1;
+		t0 = sw->bg_t0;
+	} else if (sw->bg) {
+		p->beside = sweep_phases[sw->bg - 1].name;
+		p->computing = false;
+	}
 	p->kind = "heavy";
 	p->phase = sweep_phases[i].name;
 	p->phase_no = i + 1;
 	p->phases = NPHASES;
 	p->seconds = (double)(now - sw->t0) / 1e6;
-	p->phase_seconds = (double)(now - sw->phase_t0) / 1e6;
+	p->phase_seconds = (double)(now - t0) / 1e6;
 	p->smps_sent = ts->sent;
 	p->smps_done = ts->answered + ts->failed + ts->cancelled;
 	p->smps_waiting = txn_queued(sw->smd->txn) + txn_outstanding(sw->smd->txn);
 	p->smps_inflight = txn_outstanding(sw->smd->txn);
-	p->computing = sw->computing;
 }

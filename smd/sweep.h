@@ -69,6 +69,7 @@ struct sweep_progress {
 	uint64_t smps_waiting;		/* requests submitted and not done: queued + in flight */
 	unsigned int smps_inflight;	/* ... of them sent, waiting for an answer */
 	bool computing;			/* the phase computes on the worker thread */
+	const char *beside;		/* a phase computing on the worker beside it, or NULL */
 };
 
 /*

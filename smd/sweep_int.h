@@ -47,6 +47,13 @@ struct sweep_phase {
 #define ELECT	2u	/* only when this SM takes part in elections */
 #define MCAST	4u	/* only with multicast */
 #define CABLE	8u	/* only with a cabling plan in force */
+/*
+ * Runs while the phase before it computes on the worker (that phase has no
+ * step part; its done part runs once the work ended, between this phase's
+ * parts, and returns 0 or -errno). Such a phase has no work part, and
+ * neither reads nor writes what that work does.
+ */
+#define BESIDE	16u
 
 /* What a step or a done part returns besides 0 (done) and -errno */
 #define PHASE_WAIT	1	/* call again after the next answers */
@@ -72,6 +79,11 @@ struct sweep {
 	bool computing;			/* a work part runs on the worker thread */
 	bool ended;			/* sweep_end() ran: swapped in, or dropped */
 	int work_r;			/* ... and what it returned */
+	int (*job)(struct sweep *sw);	/* the work part on the worker (its phase may be past) */
+	int job_r;			/* ... its return, written on the worker */
+	unsigned int bg;		/* 1 + the phase whose work runs beside BESIDE phases, 0: none */
+	int bg_work_r;			/* ... what its work returned */
+	uint64_t bg_t0;			/* ... when that phase started */
 	uint64_t t0;			/* monotonic us: the sweep's start */
 	uint64_t phase_t0;		/* ... the phase's */
 	uint64_t step_t0;		/* ... this step call's (sweep_yield) */

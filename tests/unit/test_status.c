@@ -302,6 +302,41 @@ static void test_cabling(void)
 	free(js);
 }
 
+/* Routing beside the P_Key phase: both named, in the text, JSON and STATUS= */
+static void test_beside(void)
+{
+	struct status_snapshot s;
+	char *js, sum[1024];
+
+	make_snapshot(&s, false);
+	s.progress.phase = "pkeys";
+	s.progress.beside = "route";
+	text_len = 0;
+	status_text(&s, emit, NULL);
+	js = render_json(&s);
+	status_summary(&s, sum, sizeof(sum));
+	CHECK_MSG(strstr(text, "\nsweep_running: heavy, phase 9 of 15 (pkeys, route computing "
+			 "beside it), ") != NULL, "%s", text);
+	CHECK(js && strstr(js, "\"phase\":\"pkeys\"") &&
+	      strstr(js, "\"computing\":false,\"beside\":\"route\""));
+	CHECK_MSG(strstr(sum, "heavy sweep: pkeys (9/15, route computing beside it), ") != NULL,
+		  "%s", sum);
+	free(js);
+	/* Nothing beside: null, and no words for it */
+	s.progress.phase = "route";
+	s.progress.beside = NULL;
+	s.progress.computing = true;
+	text_len = 0;
+	status_text(&s, emit, NULL);
+	js = render_json(&s);
+	status_summary(&s, sum, sizeof(sum));
+	CHECK_MSG(strstr(text, "\nsweep_running: heavy, phase 9 of 15 (route, computing), ") !=
+		  NULL, "%s", text);
+	CHECK(js && strstr(js, "\"computing\":true,\"beside\":null"));
+	CHECK_MSG(strstr(sum, "heavy sweep: route (9/15, computing), ") != NULL, "%s", sum);
+	free(js);
+}
+
 int main(void)
 {
 	const char *srcdir = getenv("srcdir");
@@ -317,6 +352,7 @@ int main(void)
 	RUN(test_json_keys);
 	RUN(test_same_figures);
 	RUN(test_cabling);
+	RUN(test_beside);
 	free(man);
 	return unit_report();
 }
