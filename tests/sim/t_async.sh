@@ -2,9 +2,13 @@
 # Issue 15: the daemon never stops listening. On a fabric whose first sweep
 # takes seconds (ft3 ASYNC_K, default 28: 980 switches, 5488 hosts; about
 # 4 s plain and 10 s with ASan here, see README), while that sweep runs:
-#  1. smctl status answers within 1 s at any moment, and shows the sweep's
-#     phase, its SMPs and how long it has run (STATUS= says the same);
-#     WATCHDOG=1 comes at least every WatchdogSec/2 with WATCHDOG_USEC set;
+#  1. smctl status answers at any moment, and shows the sweep's phase, its
+#     SMPs and how long it has run (STATUS= says the same); WATCHDOG=1 comes
+#     every WatchdogSec/2 with WATCHDOG_USEC set. On a quiet machine the
+#     pings are 1 s apart and the answers take milliseconds; what is
+#     asserted holds on a busy one too (issue 25): no gap between pings and
+#     no answer as long as WatchdogSec (2 s), after which systemd would
+#     kill smd (the sanitizer build beside stress-ng: 1.06 s and 0.86 s);
 #  2. smd restarted on the configured fabric: PathRecord Gets from another
 #     host are answered, BUSY until its first sweep completes, records after,
 #     and records while a later heavy sweep runs (the last complete model);
@@ -64,7 +68,7 @@ while ! grep -q "^smd: subnet" "$tmp/run/out"; do
 	dt=$(($(now_ms) - t0))
 	asked=$((asked + 1))
 	[ "$dt" -gt "$worst" ] && worst=$dt
-	if [ "$dt" -gt 1000 ]; then
+	if [ "$dt" -ge 2000 ]; then
 		bad "smctl status took $dt ms during the sweep"
 	fi
 	if grep -q "^sweep_running: heavy, phase [0-9]* of [0-9]* (.*), [0-9.]* s" "$tmp/st" &&
@@ -90,10 +94,11 @@ check grep -q "STATUS=discovering the subnet: no sweep has ended yet; heavy swee
 # (The listener writes what it got after smd logged "subnet UP": on a
 # busy machine later, so wait for the line, not for a moment)
 check wait_for "$tmp/run/notes" "READY=1 | STATUS=MASTER: subnet up" 1
-# WATCHDOG=1 at most WatchdogSec/2 = 1 s apart, from the start to the end of the sweep
+# WATCHDOG=1 from the start to the end of the sweep, every gap shorter than
+# WatchdogSec (2 s; smd pings every 1 s, later when the machine is busy)
 awk '/WATCHDOG=1/ { if (last) { g = $1 - last; if (g > max) max = g } last = $1; n++ }
 	END { printf "watchdog: %d pings, longest gap %.3f s\n", n, max }' "$tmp/run/notes"
-check awk '/WATCHDOG=1/ { if (last && $1 - last > 1.0) bad = 1; last = $1; n++ }
+check awk '/WATCHDOG=1/ { if (last && $1 - last >= 2.0) bad = 1; last = $1; n++ }
 	END { exit bad || n < 3 }' "$tmp/run/notes"
 status >"$tmp/st"
 check grep -q "^event_loop: longest handler" "$tmp/st"
