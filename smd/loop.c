@@ -1385,15 +1385,52 @@ static int run(struct loop *lp)
  */
 static struct loop *abandoned;
 
+/*
+ * Answers to SMPs just cancelled are still on their way: read them and let
+ * them go, until none came for LOOP_DRAIN_QUIET_MS (at most LOOP_DRAIN_MS in
+ * all). A kernel would drop them once the port is closed; libumad2sim (the
+ * simulator's shim) hands a MAD that arrives while the process exits to its
+ * receiver thread, which can then wait for ever on a lock the exiting
+ * thread holds while that thread joins it (smd hung after SIGTERM once in
+ * t_async beside stress-ng), or look up a descriptor already closed.
+ */
+#define LOOP_DRAIN_QUIET_MS	20
+#define LOOP_DRAIN_MS		500
+
+static void drain_port(struct loop *lp)
+{
+	struct pollfd pfd = { .fd = mad_port_fd(lp->smd->port), .events = POLLIN };
+	uint64_t t0 = txn_now_us();
+	uint8_t mad[MAD_SIZE];
+	size_t len;
+
+	while (txn_now_us() - t0 < LOOP_DRAIN_MS * 1000u) {
+		int n = 0;
+
+		pfd.revents = 0;
+		if (poll(&pfd, 1, LOOP_DRAIN_QUIET_MS) < 0 ||
+		    (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+			return;
+		/* (umad2sim's poll can miss a MAD queued before it waited: read either way) */
+		while (n < 4096 && mad_port_recv(lp->smd->port, mad, &len, NULL, NULL) == 0)
+			n++;
+		if (!n && !pfd.revents)
+			return;
+	}
+}
+
 static bool loop_stop(struct loop *lp)
 {
 	struct smd *smd = lp->smd;
+	bool out = txn_outstanding(smd->txn) || perf_outstanding(smd);
 
 	if (smd->sweep)
 		sweep_abandon(smd->sweep);
 	/* Every callback runs once more, with -ECANCELED, and frees what it holds */
 	txn_cancel_all(smd->txn);
 	perf_cancel(smd);
+	if (out && smd->port)
+		drain_port(lp);
 	if (!work_wait(lp, LOOP_STOP_WAIT_MS)) {
 		log_warn("shutdown: the worker thread is still computing; leaving without it");
 		lp->left_sweep = smd->sweep;
