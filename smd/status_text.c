@@ -72,15 +72,25 @@ static const char *fmt_when(time_t t, char *buf, size_t len)
 	return buf;
 }
 
+/* What the worker does for the phase: ", computing", ", route computing beside it" or "" */
+static const char *fmt_computing(const struct sweep_progress *p, char *buf, size_t len)
+{
+	if (p->beside)
+		snprintf(buf, len, ", %s computing beside it", p->beside);
+	else
+		snprintf(buf, len, "%s", p->computing ? ", computing" : "");
+	return buf;
+}
+
 static void text_progress(const struct status_snapshot *s, status_emit emit, void *ctx)
 {
 	const struct sweep_progress *p = &s->progress;
+	char how[64];
 
 	if (s->sweeping) {
-		emit(ctx, "sweep_running: %s, phase %u of %u (%s%s%s%s%s), %.3f s, this phase %.3f s\n",
-		     p->kind, p->phase_no, p->phases, p->phase, p->computing ? ", computing" : "",
-		     p->beside ? ", " : "", p->beside ? p->beside : "",
-		     p->beside ? " computing beside it" : "", p->seconds, p->phase_seconds);
+		emit(ctx, "sweep_running: %s, phase %u of %u (%s%s), %.3f s, this phase %.3f s\n",
+		     p->kind, p->phase_no, p->phases, p->phase, fmt_computing(p, how, sizeof(how)),
+		     p->seconds, p->phase_seconds);
 		emit(ctx, "sweep_smps: %" PRIu64 " sent, %" PRIu64 " done, %" PRIu64
 		     " waiting (%u in flight)\n", p->smps_sent, p->smps_done, p->smps_waiting,
 		     p->smps_inflight);
@@ -400,6 +410,7 @@ static void summary_subnet(const struct status_snapshot *s, char *buf, size_t le
 void status_summary(const struct status_snapshot *s, char *buf, size_t len)
 {
 	const struct sweep_progress *p = &s->progress;
+	char how[64];
 	size_t n;
 
 	summary_subnet(s, buf, len);
@@ -422,9 +433,7 @@ void status_summary(const struct status_snapshot *s, char *buf, size_t len)
 	if (!s->sweeping || n >= len)
 		return;
 	/* "; heavy sweep: lfts (8/14), 3.2 s, 120000 SMPs done, 4128 waiting" */
-	snprintf(buf + n, len - n, "; %s sweep: %s (%u/%u%s%s%s%s), %.1f s, %" PRIu64
-		 " SMPs done, %" PRIu64 " waiting", p->kind, p->phase, p->phase_no, p->phases,
-		 p->computing ? ", computing" : "", p->beside ? ", " : "",
-		 p->beside ? p->beside : "", p->beside ? " computing beside it" : "", p->seconds,
-		 p->smps_done, p->smps_waiting);
+	snprintf(buf + n, len - n, "; %s sweep: %s (%u/%u%s), %.1f s, %" PRIu64 " SMPs done, %"
+		 PRIu64 " waiting", p->kind, p->phase, p->phase_no, p->phases,
+		 fmt_computing(p, how, sizeof(how)), p->seconds, p->smps_done, p->smps_waiting);
 }

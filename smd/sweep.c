@@ -156,9 +156,7 @@ static void sweep_work_done(void *arg)
 {
 	struct sweep *sw = arg;
 
-	if (sw->bg)
-		sw->bg_work_r = sw->job_r;
-	else
+	if (!sw->bg)
 		sw->work_r = sw->job_r;
 	sw->computing = false;
 }
@@ -171,7 +169,7 @@ static void bg_finish(struct sweep *sw)
 	int work_r = sw->work_r, r = 0;
 
 	sw->bg = 0;
-	sw->work_r = sw->bg_work_r;
+	sw->work_r = sw->job_r;
 	if (ph->done && (sw->r == 0 || (ph->flags & ALWAYS)))
 		r = ph->done(sw);
 	sw->work_r = work_r;
@@ -275,9 +273,6 @@ int sweep_advance(struct sweep *sw)
 			}
 			break;
 		case ST_WORK:
-			/* (a BESIDE phase has no work part; the worker would be busy) */
-			if (ph->work && run && sw->computing)
-				return moved ? SWEEP_MOVED : SWEEP_WAITING;
 			sw->stage = ST_STEP;
 			if (!ph->work || !run)
 				break;

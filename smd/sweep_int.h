@@ -81,8 +81,8 @@ struct sweep {
 	int work_r;			/* ... and what it returned */
 	int (*job)(struct sweep *sw);	/* the work part on the worker (its phase may be past) */
 	int job_r;			/* ... its return, written on the worker */
-	unsigned int bg;		/* 1 + the phase whose work runs beside BESIDE phases, 0: none */
-	int bg_work_r;			/* ... what its work returned */
+	unsigned int bg;		/* 1 + the phase whose work runs beside BESIDE phases, 0: none
+					 * (its work's return stays in job_r until bg_finish) */
 	uint64_t bg_t0;			/* ... when that phase started */
 	uint64_t t0;			/* monotonic us: the sweep's start */
 	uint64_t phase_t0;		/* ... the phase's */

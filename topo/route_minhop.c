@@ -130,8 +130,6 @@ int route_minhop_compute(struct fabric *f, struct route_result *res, struct rout
 
 			if (sw == dsw) {
 				sw->lft[lid] = dport;
-				if (dport)
-					sw->ports[dport].load++;
 				continue;
 			}
 			if (dist[s] == DIST_INF) {
@@ -155,9 +153,7 @@ int route_minhop_compute(struct fabric *f, struct route_result *res, struct rout
 			g.load[best]++;
 		}
 	}
-	for (size_t s = 0; s < S; s++)
-		for (uint32_t k = g.adj_off[s]; k < g.adj_off[s + 1]; k++)
-			f->switches[s]->ports[g.adj_port[k]].load = g.load[k];
+	/* (the ports' load fields: rt_post_stats counts them from the LFTs) */
 	graph_free(&g);
 	return 0;
 }
